@@ -1,0 +1,74 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Print "N passed, N failed, N skipped" for every run stestr stored.
+
+Usage: stestr_summary.py PROJECT_DIR [COMMAND_EXIT_STATUS]
+
+PROJECT_DIR is the directory holding the ``.stestr`` repository.
+
+Run it with the python of a tox environment: it reads the repository
+through stestr's own API.  Every stored run is counted: a test whose last
+status is not a success, an expected failure or a skip counts as failed (a
+worker that died mid-test leaves it "inprogress").  When the test command
+failed but no test did (a style check, an install step), that counts as one
+failure, so that the line never reads as a success for a failed run.
+Exits 1 if anything failed.
+"""
+
+import os
+import sys
+
+from stestr.repository import util
+import testtools
+
+
+def _statuses(run):
+    tests = {}
+
+    def record(test):
+        tests[test['id']] = test['status']
+
+    result = testtools.StreamToDict(record)
+    result.startTestRun()
+    run.get_test().run(result)
+    result.stopTestRun()
+    return tests.values()
+
+
+def summarize(project_dir):
+    passed = failed = skipped = 0
+    if not os.path.isdir(os.path.join(project_dir, '.stestr')):
+        return passed, failed, skipped
+    repo = util.get_repo_open(repo_url=project_dir)
+    for run_id in range(int(repo.latest_id()) + 1):
+        for status in _statuses(repo.get_test_run(run_id)):
+            if status in ('success', 'xfail'):
+                passed += 1
+            elif status == 'skip':
+                skipped += 1
+            elif status != 'exists':
+                failed += 1
+    return passed, failed, skipped
+
+
+def main(argv):
+    project_dir = argv[1] if len(argv) > 1 else '.'
+    command_status = int(argv[2]) if len(argv) > 2 else 0
+    passed, failed, skipped = summarize(project_dir)
+    if command_status != 0 and failed == 0:
+        failed = 1
+    print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

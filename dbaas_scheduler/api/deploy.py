@@ -1,0 +1,47 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The API's middleware pipeline, assembled in one place.
+
+From the outside in, a request meets: HTTPProxyToWSGI (the client's
+scheme and host behind a proxy), RequestId, CORS (when
+``[cors] allowed_origin`` is set); then ``/healthcheck`` (oslo.middleware's
+Healthcheck, with its ``[healthcheck]`` options) and the version document
+at ``/`` are served without authentication, and everything else meets
+authentication (keystonemiddleware auth_token, or noauth), the
+RequestContext, the fault wrapper that turns exceptions into JSON errors,
+and the handlers.
+"""
+
+import oslo_middleware
+from oslo_middleware import healthcheck
+
+from dbaas_scheduler.api import auth
+from dbaas_scheduler.api import fault
+from dbaas_scheduler.api import handler
+
+
+def deploy(conf):
+    """The WSGI application of the REST API."""
+    handlers = fault.FaultWrapper(handler.APIHandler())
+    application = auth.ContextMiddleware(handlers, conf)
+    application = auth.auth_middleware(conf, application)
+    # Healthcheck answers every request it gets: it is mounted, not
+    # chained.  Its [healthcheck] options (e.g. a disable-by-file backend
+    # to drain a node) come from the service's configuration.
+    health = healthcheck.Healthcheck(None, {'oslo_config_config': conf})
+    application = auth.PublicPaths(application, {
+        '': handlers, '/': handlers, '/healthcheck': health})
+    if conf.cors.allowed_origin:
+        application = oslo_middleware.CORS(application, conf)
+    application = oslo_middleware.RequestId(application)
+    application = oslo_middleware.HTTPProxyToWSGI(application, conf)
+    return application

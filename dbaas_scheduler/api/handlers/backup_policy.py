@@ -1,0 +1,173 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Handlers of /v1/backup-policies: list, create, show, change, act."""
+
+import threading
+
+import webob.dec
+
+from dbaas_scheduler.api.handlers import execution
+from dbaas_scheduler.api.policies import backup_policy as rules
+from dbaas_scheduler.api import policy
+from dbaas_scheduler.api.schemas import backup_policy as schema
+from dbaas_scheduler.api import util
+from dbaas_scheduler.db import listing
+from dbaas_scheduler import exception
+from dbaas_scheduler import policies
+from dbaas_scheduler import rpcapi
+
+_TIMES = ('start_at', 'end_at', 'next_execution_time', 'created_at',
+          'updated_at')
+
+_worker_api = None
+_lock = threading.Lock()
+
+
+def worker_api(conf):
+    """The RPC client manual runs are cast with (one per process)."""
+    global _worker_api
+    with _lock:
+        if _worker_api is None:
+            _worker_api = rpcapi.WorkerAPI(conf)
+        return _worker_api
+
+
+def serialize(req, backup_policy):
+    body = policies.as_dict(backup_policy)
+    for field in _TIMES:
+        body[field] = util.isotime(body[field])
+    body['links'] = [{'rel': 'self', 'href': '%s/v1/backup-policies/%s' % (
+        req.application_url, backup_policy.id)}]
+    return body
+
+
+def _values(body):
+    """User fields of a request body, with times parsed."""
+    values = dict(body)
+    for field in ('start_at', 'end_at'):
+        if values.get(field) is not None:
+            values[field] = util.parse_time(values[field], field)
+    return values
+
+
+def load(req, rule):
+    """The policy named in the path, if the caller may ``rule`` it.
+
+    Another project's policy answers 404, like one that does not exist:
+    the API does not say what other projects have.
+    """
+    context = util.context_of(req)
+    policy_id = util.path_arg(req, 'policy_id')
+    try:
+        found = policies.get_policy(context, policy_id)
+        policy.authorize(context, rule, {'project_id': found.project_id})
+    except exception.Forbidden:
+        if found.project_id != context.project_id:
+            raise exception.PolicyNotFound(policy_id=policy_id)
+        raise
+    return found
+
+
+@webob.dec.wsgify
+def list_policies(req):
+    context, conf = util.context_of(req), util.conf_of(req)
+    params = util.query_params(req, {
+        'instance_id': 'str', 'enabled': 'bool', 'all_projects': 'bool',
+        'limit': 'int', 'marker': 'str'})
+    project_id = context.project_id
+    policy.authorize(context, rules.LIST, {'project_id': project_id})
+    if params.get('all_projects'):
+        policy.authorize(context, rules.LIST_ALL_PROJECTS,
+                         {'project_id': project_id})
+        project_id = None
+    limit = util.page_limit(conf, params)
+    found = listing.list_policies(
+        context, project_id=project_id,
+        instance_id=params.get('instance_id'),
+        enabled=params.get('enabled'), limit=limit,
+        marker=params.get('marker'))
+    items = [serialize(req, p) for p in found]
+    return util.json_response({'backup_policies': items,
+                               'links': util.next_link(req, items, limit)})
+
+
+@webob.dec.wsgify
+def create_policy(req):
+    context, conf = util.context_of(req), util.conf_of(req)
+    body = util.extract_json(req, schema.CREATE)['backup_policy']
+    policy.authorize(context, rules.CREATE,
+                     {'project_id': context.project_id})
+    created = policies.create_policy(context, conf, _values(body))
+    item = serialize(req, created)
+    return util.json_response({'backup_policy': item}, status=201,
+                              headers={'Location': item['links'][0]['href']})
+
+
+@webob.dec.wsgify
+def show_policy(req):
+    return util.json_response(
+        {'backup_policy': serialize(req, load(req, rules.SHOW))})
+
+
+@webob.dec.wsgify
+def update_policy(req):
+    context, conf = util.context_of(req), util.conf_of(req)
+    body = util.extract_json(req, schema.UPDATE)['backup_policy']
+    found = load(req, rules.UPDATE)
+    changed = policies.update_policy(context, conf, found, _values(body))
+    return util.json_response({'backup_policy': serialize(req, changed)})
+
+
+@webob.dec.wsgify
+def delete_policy(req):
+    found = load(req, rules.DELETE)
+    policies.delete_policy(util.context_of(req), util.conf_of(req), found)
+    return util.json_response(None, status=204)
+
+
+@webob.dec.wsgify
+def pause_policy(req):
+    body = util.extract_json(req, schema.PAUSE) or {}
+    found = load(req, rules.PAUSE)
+    paused = policies.pause_policy(util.context_of(req), found,
+                                   body.get('reason'))
+    return util.json_response({'backup_policy': serialize(req, paused)})
+
+
+@webob.dec.wsgify
+def resume_policy(req):
+    util.extract_json(req, schema.EMPTY)
+    found = load(req, rules.RESUME)
+    resumed = policies.resume_policy(util.context_of(req),
+                                     util.conf_of(req), found)
+    return util.json_response({'backup_policy': serialize(req, resumed)})
+
+
+@webob.dec.wsgify
+def run_policy(req):
+    util.extract_json(req, schema.EMPTY)
+    found = load(req, rules.RUN)
+    started = policies.run_policy(util.context_of(req), found,
+                                  worker_api(util.conf_of(req)))
+    return util.json_response(
+        {'execution': execution.serialize(req, started)}, status=202)
+
+
+@webob.dec.wsgify
+def next_runs(req):
+    params = util.query_params(req, {'count': 'int'})
+    found = load(req, rules.NEXT_RUNS)
+    times = policies.next_runs(util.conf_of(req), found,
+                               params.get('count', 10))
+    return util.json_response(
+        {'next_runs': [util.isotime(t) for t in times],
+         'timezone': found.timezone})

@@ -1,0 +1,41 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The version document: what this API is and where it lives."""
+
+import webob.dec
+
+from dbaas_scheduler.api import util
+
+VERSION = {
+    'id': 'v1.0',
+    'status': 'CURRENT',
+    'min_version': '',
+    'version': '',
+    'updated': '2026-11-22T00:00:00Z',
+}
+
+
+def _v1(req):
+    base = req.application_url.rstrip('/')
+    return dict(VERSION, links=[{'rel': 'self', 'href': base + '/v1/'}])
+
+
+@webob.dec.wsgify
+def versions(req):
+    """GET /: the versions this API offers (no authentication needed)."""
+    return util.json_response({'versions': [_v1(req)]})
+
+
+@webob.dec.wsgify
+def version_v1(req):
+    """GET /v1: this version."""
+    return util.json_response({'version': _v1(req)})

@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Policy rules of /v1/services: the cluster view."""
+
+from oslo_policy import policy
+
+from dbaas_scheduler.api.policies import base
+
+LIST = 'dbaas_scheduler:service:list'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=LIST, check_str=base.ADMIN,
+        description='List the engine, worker and API processes, with their '
+                    'hosts, heartbeats and state.',
+        operations=[{'method': 'GET', 'path': '/v1/services'}],
+        scope_types=['project']),
+]
+
+
+def list_rules():
+    return rules

@@ -1,0 +1,52 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Authorizing API requests with oslo.policy: the enforcer and one check."""
+
+import threading
+
+from oslo_config import cfg
+from oslo_policy import opts as policy_opts
+from oslo_policy import policy as oslo_policy
+
+from dbaas_scheduler.api import policies
+from dbaas_scheduler import exception
+
+_ENFORCER = None
+_LOCK = threading.Lock()
+
+
+def get_enforcer(conf=None):
+    """The process's enforcer (also the ``oslo.policy.enforcer`` hook)."""
+    global _ENFORCER
+    with _LOCK:
+        if _ENFORCER is None:
+            conf = conf or cfg.CONF
+            policy_opts.set_defaults(conf)
+            _ENFORCER = oslo_policy.Enforcer(conf)
+            _ENFORCER.register_defaults(policies.list_rules())
+        return _ENFORCER
+
+
+def reset():
+    global _ENFORCER
+    with _LOCK:
+        _ENFORCER = None
+
+
+def authorize(context, rule, target):
+    """Raise Forbidden unless ``context`` may do ``rule`` on ``target``."""
+    try:
+        get_enforcer().authorize(rule, target, context, do_raise=True)
+    except oslo_policy.PolicyNotAuthorized:
+        raise exception.Forbidden(action=rule)
+    except oslo_policy.InvalidScope:
+        raise exception.Forbidden(action=rule)

@@ -1,0 +1,168 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The backend interface: what a worker needs from a place backups live.
+
+A backend is a stevedore plugin in the ``dbaas_scheduler.backends``
+namespace, named by a policy's ``backend`` column, instantiated once per
+worker process with the configuration.  Every call receives the policy
+(its ``instance_id``, ``project_id``, ``trust_id`` and ``backup_params``).
+
+Backups are asynchronous at the backend: :meth:`BackupBackend.create_backup`
+returns as soon as the backend has accepted the request (and given it an
+id); the worker then polls :meth:`BackupBackend.get_backup` until the
+status is terminal.  A backend must be safe to call from several threads.
+
+Errors are classified, because the worker treats them differently:
+
+* :class:`TransientBackendError` (connection refused or reset, timeouts,
+  5xx, the instance busy): retried with backoff;
+* :class:`PermanentBackendError`: the execution fails at once;
+  :class:`InstanceNotFound` also disables the policy.
+"""
+
+import abc
+import dataclasses
+import datetime
+
+from dbaas_scheduler import exception
+
+NAMESPACE = 'dbaas_scheduler.backends'
+
+
+def execution_tag(execution_id):
+    """The marker a backup's description carries to name its execution.
+
+    ``find_backup`` looks for it, so that a worker that died between the
+    backend's create and the recording of the backup id finds the backup
+    again instead of creating a second one.
+    """
+    return 'dbaas-scheduler-execution:%s' % execution_id
+
+
+class BackupStatus:
+    """Backup states, as Trove names them; every backend maps to these."""
+
+    NEW = 'NEW'
+    BUILDING = 'BUILDING'
+    SAVING = 'SAVING'
+    COMPLETED = 'COMPLETED'
+    FAILED = 'FAILED'
+    DELETE_FAILED = 'DELETE_FAILED'
+
+    IN_PROGRESS = (NEW, BUILDING, SAVING)
+    TERMINAL = (COMPLETED, FAILED, DELETE_FAILED)
+
+
+@dataclasses.dataclass
+class Backup:
+    """One backup as a backend reports it."""
+
+    id: str
+    instance_id: str
+    status: str
+    created_at: datetime.datetime | None = None
+    updated_at: datetime.datetime | None = None
+    name: str | None = None
+    description: str | None = None
+    # The full backup an incremental one builds on; deleting the parent
+    # deletes its children (Trove's rule, and retention's).
+    parent_id: str | None = None
+    size_bytes: int | None = None
+    location: str | None = None
+    # Why the backend failed it, in the backend's words.
+    fault: str | None = None
+
+    @property
+    def finished(self):
+        return self.status in BackupStatus.TERMINAL
+
+
+class BackendError(exception.DbaasSchedulerException):
+    msg_fmt = '%(backend)s backend error: %(reason)s'
+
+
+class TransientBackendError(BackendError):
+    """Worth trying again later: the backend or the network hiccupped."""
+
+
+class InstanceBusy(TransientBackendError):
+    msg_fmt = ('%(backend)s backend: instance %(instance_id)s is busy '
+               '(%(reason)s)')
+
+
+class PermanentBackendError(BackendError):
+    """Trying again will not help; a person has to act."""
+
+
+class InstanceNotFound(PermanentBackendError):
+    msg_fmt = ('%(backend)s backend: instance %(instance_id)s does not exist '
+               '(any more): %(reason)s')
+
+
+class BackendForbidden(PermanentBackendError):
+    msg_fmt = ('%(backend)s backend refused access to instance '
+               '%(instance_id)s: %(reason)s')
+
+
+class TrustBroken(PermanentBackendError):
+    """The Keystone trust of a policy no longer lets the service act."""
+
+    msg_fmt = ('the Keystone trust %(trust_id)s of this policy no longer '
+               'works -- the user who created the policy may have been '
+               'removed or lost the delegated roles: %(reason)s')
+
+
+class BackupNotFound(PermanentBackendError):
+    msg_fmt = '%(backend)s backend: backup %(backup_id)s does not exist'
+
+
+class BackupBackend(metaclass=abc.ABCMeta):
+    """What every backend implements."""
+
+    #: The plugin name, used in messages.
+    name = None
+
+    #: Whether the backend acts in the user's project through the Keystone
+    #: trust each policy gets (see dbaas_scheduler.keystone).
+    needs_trust = False
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @abc.abstractmethod
+    def create_backup(self, policy, name, description):
+        """Ask for a backup of ``policy.instance_id``; return its Backup.
+
+        ``description`` carries :func:`execution_tag`.  Returns once the
+        backend has accepted the request; the status is then usually NEW or
+        BUILDING.  Raises :class:`InstanceNotFound` if the instance is gone,
+        :class:`InstanceBusy` if it cannot be backed up right now.
+        """
+
+    @abc.abstractmethod
+    def get_backup(self, policy, backup_id):
+        """The current state of one backup; :class:`BackupNotFound`."""
+
+    @abc.abstractmethod
+    def find_backup(self, policy, tag):
+        """The backup of the instance whose description holds ``tag``.
+
+        None if there is none.
+        """
+
+    @abc.abstractmethod
+    def list_backups(self, policy):
+        """Every backup of ``policy.instance_id``, in any order."""
+
+    @abc.abstractmethod
+    def delete_backup(self, policy, backup_id):
+        """Delete one backup; a backup that is already gone is no error."""

@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""dbaas-scheduler-api: the REST API served by cheroot."""
+
+import sys
+
+from oslo_config import cfg
+from oslo_service import service
+
+from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler import config
+from dbaas_scheduler.db import api as db_api
+
+CONF = cfg.CONF
+
+
+def main(argv=None):
+    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    db_api.configure(CONF)
+    launcher = service.launch(CONF, api_service.APIService(CONF),
+                              restart_method='mutate')
+    return launcher.wait()

@@ -1,0 +1,36 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""dbaas-scheduler-engine: dispatches due backups to the workers."""
+
+import sys
+
+from oslo_config import cfg
+from oslo_service import service
+
+from dbaas_scheduler import config
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.engine import service as engine_service
+
+CONF = cfg.CONF
+
+
+def main(argv=None):
+    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    if CONF.rpc_transport == 'none':
+        sys.exit('dbaas-scheduler-engine casts executions to workers over '
+                 'oslo.messaging; rpc_transport = none only works in '
+                 'dbaas-scheduler-all, where engine and worker share a '
+                 'process.')
+    db_api.configure(CONF)
+    launcher = service.launch(CONF, engine_service.EngineService(CONF),
+                              restart_method='mutate')
+    return launcher.wait()

@@ -1,0 +1,94 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""dbaas-scheduler-status: checks to run before and after an upgrade."""
+
+import sys
+
+from oslo_config import cfg
+from oslo_policy import opts as policy_opts
+from oslo_upgradecheck import common_checks
+from oslo_upgradecheck import upgradecheck
+from oslo_utils import timeutils
+
+from dbaas_scheduler import conf as dbaas_conf
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import migration
+from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import servicegroup
+
+CONF = cfg.CONF
+
+
+class Checks(upgradecheck.UpgradeCommands):
+    """The checks ``dbaas-scheduler-status upgrade check`` runs."""
+
+    def _configure_database(self):
+        # Once, after the command line was parsed (which happens after this
+        # object was made).
+        if not getattr(self, '_database_configured', False):
+            db_api.configure(CONF)
+            self._database_configured = True
+
+    def _check_database_schema(self):
+        self._configure_database()
+        current = migration.version()
+        head = migration.head()
+        if current is None:
+            return upgradecheck.Result(
+                upgradecheck.Code.FAILURE,
+                'The database has no schema. Run "dbaas-scheduler-manage db '
+                'upgrade".')
+        if current != head:
+            return upgradecheck.Result(
+                upgradecheck.Code.FAILURE,
+                'The database schema is at revision %s; this code needs %s. '
+                'Run "dbaas-scheduler-manage db upgrade".' % (current, head))
+        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+    def _check_services(self):
+        # Run after an upgrade, while services may still be starting: a
+        # missing engine or worker is a warning, not a failure.
+        self._configure_database()
+        if migration.version() != migration.head():
+            return upgradecheck.Result(
+                upgradecheck.Code.SUCCESS,
+                'Not checked: the database schema is not current yet.')
+        now = timeutils.utcnow(True)
+        up = {row.binary for row in db_services.list_services(
+            dbaas_context.get_admin_context())
+            if servicegroup.is_up(row, now, CONF.service_down_time)}
+        missing = [binary for binary in ('dbaas-scheduler-engine',
+                                         'dbaas-scheduler-worker')
+                   if binary not in up]
+        if missing:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                'No %s has reported in the last %d seconds: nothing is '
+                'dispatched or backed up until one runs. Start it, or check '
+                'its log.' % (' nor '.join(missing), CONF.service_down_time))
+        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+    _upgrade_checks = (
+        ('Database schema', _check_database_schema),
+        ('Engines and workers', _check_services),
+        ('Policy file JSON to YAML migration',
+         (common_checks.check_policy_json, {'conf': CONF})),
+    )
+
+
+def main(argv=None):
+    dbaas_conf.register_opts(CONF)
+    policy_opts.set_defaults(CONF)
+    return upgradecheck.main(
+        CONF, project='dbaas-scheduler', upgrade_command=Checks(),
+        argv=sys.argv[1:] if argv is None else argv)

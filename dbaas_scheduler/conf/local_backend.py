@@ -1,0 +1,56 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of ``[local_backend]``: real backups without OpenStack."""
+
+from oslo_config import cfg
+
+local_backend_group = cfg.OptGroup(
+    'local_backend', title='Local backend options',
+    help='The local backend backs up databases this host can reach itself, '
+         'with pg_dump, mariadb-dump (or mysqldump) or SQLite\'s online '
+         'backup, into compressed files. It needs no OpenStack: it is what '
+         'the all-in-one process uses to do real work on any machine.')
+
+local_backend_opts = [
+    cfg.DictOpt(
+        'instances',
+        default={},
+        help='Databases the local backend can back up, as '
+             'name:database-URL pairs separated by commas, e.g. '
+             'orders:postgresql://backup@db1/orders,'
+             'wiki:mysql+pymysql://backup:secret@db2/wiki,'
+             'notes:sqlite:////var/lib/notes/notes.db. A policy names one in '
+             'its instance_id. Default: none. A URL may hold a password; '
+             'keep this file readable by the service only.'),
+    cfg.StrOpt(
+        'backup_dir',
+        default='$state_path/backups',
+        help='Directory the backup files are written to, one subdirectory '
+             'per instance. Default: $state_path/backups. It needs room for '
+             'every backup the retention rules keep.'),
+    cfg.IntOpt(
+        'compression_level',
+        default=6,
+        min=1,
+        max=9,
+        help='gzip compression level of the backup files. Default: 6. '
+             'Higher levels make smaller files and cost more CPU time.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(local_backend_group)
+    conf.register_opts(local_backend_opts, group=local_backend_group)
+
+
+def list_opts():
+    return {local_backend_group: local_backend_opts}

@@ -1,0 +1,127 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the ``[worker]`` group: taking and watching the backups."""
+
+from oslo_config import cfg
+
+worker_group = cfg.OptGroup(
+    'worker', title='Worker options',
+    help='The dbaas-scheduler-worker process claims dispatched executions, '
+         'asks the backend for a backup, watches it until it finishes and '
+         'applies the retention rules of its policy.')
+
+worker_opts = [
+    cfg.StrOpt(
+        'topic',
+        default='dbaas-scheduler-worker',
+        help='oslo.messaging topic the workers listen on. Default: '
+             'dbaas-scheduler-worker. Change it only to run several '
+             'independent deployments on one RabbitMQ virtual host; every '
+             'engine and worker of one deployment must use the same '
+             'value.'),
+    cfg.IntOpt(
+        'pool_size',
+        default=16,
+        min=1,
+        help='Number of threads that claim executions and start backups, and '
+             'the number of messages one worker prefetches from the broker. '
+             'Default: 16. Watching running backups does not use these '
+             'threads. A larger pool starts a burst faster but holds more '
+             'database connections and lets one worker take messages other '
+             'workers could have served.'),
+    cfg.IntOpt(
+        'lease_duration',
+        default=300,
+        min=10,
+        help='Seconds a worker owns an execution without renewing its lease. '
+             'Default: 300. A worker renews its leases well before they '
+             'expire; when it dies, another worker resumes its executions '
+             'after at most this long, so a shorter lease recovers faster '
+             'and costs more lease-renewal writes.'),
+    cfg.IntOpt(
+        'backup_timeout',
+        default=21600,
+        min=60,
+        help='Seconds an execution may run, from its first claim by a worker '
+             '(started_at; time spent queued behind another backup does not '
+             'count) until its backup reaches a terminal state, before it is '
+             'marked FAILED -- also when the backend cannot be asked. '
+             'Default: 21600 (6 hours). Set it above the time your largest '
+             'database takes to back up.'),
+    cfg.FloatOpt(
+        'poll_interval',
+        default=15.0,
+        min=0.1,
+        help='Seconds from the end of one pass over the running backups of '
+             'a worker to the start of the next; each pass checks all of '
+             'them in batches, so a backup is checked every poll_interval '
+             'plus the length of a pass (about 2.5 s per 1,000 backups on a '
+             'small machine). Default: 15. Lower values notice a finished '
+             'backup sooner and cost one backend request per running backup '
+             'per pass.'),
+    cfg.FloatOpt(
+        'retry_initial_delay',
+        default=2.0,
+        min=0.0,
+        help='Seconds before the second attempt of a backend call that '
+             'failed with a transient error; each further attempt waits '
+             'twice as long, plus random jitter, up to retry_max_delay. '
+             'Default: 2. The thread that started the backup waits '
+             'meanwhile, so long delays tie up the pool.'),
+    cfg.FloatOpt(
+        'retry_max_delay',
+        default=30.0,
+        min=0.0,
+        help='Longest wait, in seconds, between two attempts of a backend '
+             'call. Default: 30. With the defaults, five attempts over about '
+             '30 seconds plus jitter ride out a short backend outage.'),
+    cfg.IntOpt(
+        'queue_retry_interval',
+        default=60,
+        min=1,
+        help='Seconds after which an execution of a policy with overlap '
+             'policy "queue" is tried again while another backup of the same '
+             'instance is still running. Default: 60. The engine\'s sweep '
+             'casts it again then; a shorter interval starts the queued '
+             'backup sooner after the other one ends and costs one claim '
+             'attempt per interval.'),
+    cfg.IntOpt(
+        'poll_concurrency',
+        default=8,
+        min=1,
+        help='Number of threads that check the status of running backups '
+             'at the backend during one poll pass. Default: 8. One '
+             'request per running backup per pass; more threads finish a '
+             'pass over thousands of backups sooner and open more '
+             'connections to the backend.'),
+    cfg.IntOpt(
+        'max_attempts',
+        default=5,
+        min=1,
+        help='Attempts made of one backend call (start a backup, list the '
+             'backups of an instance for retention, delete one) when the '
+             'backend answers with a transient error (connection refused, '
+             'timeout, 5xx, instance busy), with exponential backoff and '
+             'jitter between them. It is not the attempts column of an '
+             'execution, which counts its claims. '
+             'Default: 5. More attempts ride out longer outages and delay '
+             'the FAILED state that tells a user something is wrong.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(worker_group)
+    conf.register_opts(worker_opts, group=worker_group)
+
+
+def list_opts():
+    return {worker_group: worker_opts}

@@ -1,0 +1,67 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The engine's RPC endpoint: the RPC API for other services.
+
+Other OpenStack services (Trove above all) manage backup policies over
+oslo.messaging on the topic ``[engine] topic``.  The client side is
+``dbaas_scheduler.rpcapi.EngineAPI``; the versions must stay equal.
+Endpoints are thin: each calls one domain function of
+:mod:`dbaas_scheduler.policies` and returns plain dicts.
+"""
+
+import oslo_messaging as messaging
+
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import exception
+from dbaas_scheduler import policies
+
+
+def _as_message(policy):
+    body = policies.as_dict(policy)
+    return {name: value.isoformat() if hasattr(value, 'isoformat') else value
+            for name, value in body.items()}
+
+
+class EngineManager:
+    """Version history: see ``rpcapi.EngineAPI``."""
+
+    RPC_API_VERSION = '1.0'
+
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @messaging.expected_exceptions(exception.Invalid)
+    def create_policy(self, context, values):
+        return _as_message(policies.create_policy(context, self.conf,
+                                                  values))
+
+    @messaging.expected_exceptions(exception.Invalid, exception.NotFound)
+    def update_policy(self, context, policy_id, changes):
+        policy = policies.get_policy(context, policy_id)
+        return _as_message(policies.update_policy(context, self.conf, policy,
+                                                  changes))
+
+    @messaging.expected_exceptions(exception.NotFound)
+    def delete_policy(self, context, policy_id):
+        policies.delete_policy(context, self.conf,
+                               policies.get_policy(context, policy_id))
+
+    def list_policies(self, context, project_id=None, instance_id=None):
+        return [_as_message(policy) for policy in db_api.list_policies(context)
+                if project_id in (None, policy.project_id)
+                and instance_id in (None, policy.instance_id)]
+
+    def delete_policies_for_instance(self, context, instance_id):
+        return policies.delete_policies_for_instance(context, self.conf,
+                                                     instance_id)

@@ -1,0 +1,122 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The dbaas-scheduler-engine service: the tick and sweep loops.
+
+Built on :class:`~dbaas_scheduler.looping_service.LoopingService`: a loop
+that fails because the database or the broker is away logs, backs off and
+tries again.  Stopping (SIGTERM) lets the tick in flight finish: its
+transaction commits or rolls back, and what it committed is cast before
+the process exits.
+"""
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+from oslo_utils import timeutils
+
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.engine import dispatcher
+from dbaas_scheduler.engine import manager
+from dbaas_scheduler.engine import notification_listener
+from dbaas_scheduler.engine import sweeps
+from dbaas_scheduler.engine import tick
+from dbaas_scheduler import looping_service
+from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
+
+LOG = logging.getLogger(__name__)
+
+BINARY = 'dbaas-scheduler-engine'
+
+
+class EngineService(looping_service.LoopingService):
+    """Dispatches due backups; any number of engines may run at once."""
+
+    binary = BINARY
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.worker_api = None
+        self.servers = []
+
+    @property
+    def topic(self):
+        return self.conf.engine.topic
+
+    def on_start(self):
+        rpc.init(self.conf)
+        self.worker_api = rpcapi.WorkerAPI(self.conf)
+        if self.conf.rpc_transport == 'none':
+            return
+        # The RPC API for other services, and Trove's notifications.
+        target = messaging.Target(topic=self.topic, server=self.conf.host)
+        self.servers.append(rpc.get_server(
+            target, [manager.EngineManager(self.conf)]))
+        listener = notification_listener.get_listener(self.conf)
+        if listener is not None:
+            self.servers.append(listener)
+        for server in self.servers:
+            server.start()
+
+    def on_stop(self):
+        for server in self.servers:
+            server.stop()
+        for server in self.servers:
+            server.wait()
+
+    def loops(self):
+        threads = self.conf.engine.tick_threads
+        if self.conf.database.connection.startswith('sqlite'):
+            # No row locks: two ticks would claim the same batch and one
+            # would roll back.
+            threads = 1
+        ticks = [('tick-%d' % number, self.tick_once)
+                 for number in range(threads)]
+        return ticks + [('sweep', self._sweep)]
+
+    # One iteration of each loop; tests call these directly.
+
+    def tick_once(self, context):
+        """Run a tick and dispatch it; return how long to sleep next."""
+        now = timeutils.utcnow(True)
+        result = tick.run_tick(context, now, self.conf.engine.batch_size,
+                               self.conf.engine.catchup_window)
+        if result.runs:
+            dispatcher.dispatch(self.worker_api, context, result.runs,
+                                self.conf.engine.executions_per_message)
+        if result.claimed:
+            LOG.info('Tick: %d due policies, %d runs dispatched, %d missed '
+                     'slots recorded, %d policies finished',
+                     result.claimed, len(result.runs), result.missed,
+                     result.finished)
+        if result.full:
+            return 0
+        return self._sleep_time(db_api.get_earliest_due_time(context))
+
+    def _sleep_time(self, earliest):
+        scan_interval = self.conf.engine.scan_interval
+        if earliest is None:
+            return scan_interval
+        until_due = (earliest - timeutils.utcnow(True)).total_seconds()
+        return max(0.0, min(scan_interval, until_due))
+
+    def sweep_once(self, context):
+        result = sweeps.sweep(context, self.worker_api, self.conf,
+                              timeutils.utcnow(True))
+        if result.recast or result.resumed or result.expired_services:
+            LOG.info('Sweep: %d executions cast again, %d resumed after '
+                     'an expired lease, %d dead service rows deleted',
+                     result.recast, result.resumed, result.expired_services)
+        return result
+
+    def _sweep(self, context):
+        self.sweep_once(context)
+        return self.conf.engine.sweep_interval

@@ -1,0 +1,221 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The engine tick: claim due policies, advance them, record executions.
+
+One tick is one database transaction (DESIGN section 4):
+
+1. lock a batch of due, enabled policies (``SKIP LOCKED``);
+2. work out, for each, what its due slot becomes (:func:`plan_batch`, no
+   I/O) -- a run, or a SKIPPED "missed" record when it is later than the
+   catch-up window -- and its next run time;
+3. compare-and-set ``next_execution_time`` for the whole batch in one
+   statement and insert the executions in one statement;
+4. commit.  Only then are the new executions cast to the workers (by
+   :mod:`dbaas_scheduler.engine.dispatcher`).
+
+A crash before the commit changes nothing; after it, every execution is
+recorded and the sweep casts those no worker claimed.
+"""
+
+import dataclasses
+import datetime
+import functools
+
+from oslo_db import api as oslo_db_api
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import enums
+from dbaas_scheduler import exception
+from dbaas_scheduler import schedule
+
+LOG = logging.getLogger(__name__)
+
+MISSED = 'missed'
+
+# A backlog longer than this many slots is not walked slot by slot: the
+# policy jumps to its next run after now and the backlog is recorded as
+# missed (a 5-minute schedule reaches it after 34 days down).
+MAX_BACKLOG_SLOTS = 10000
+
+
+class ConcurrentUpdate(Exception):
+    """A compare-and-set matched fewer policies than were claimed."""
+
+
+@dataclasses.dataclass
+class Plan:
+    """What one tick writes: policy advances and new executions."""
+
+    advances: list = dataclasses.field(default_factory=list)
+    executions: list = dataclasses.field(default_factory=list)
+    # Ids of the PENDING executions, to cast after the commit.
+    runs: list = dataclasses.field(default_factory=list)
+    missed: int = 0
+    finished: int = 0
+
+
+@dataclasses.dataclass
+class TickResult:
+    claimed: int
+    runs: list
+    missed: int
+    finished: int
+    # The batch was full: more policies may be due right now.
+    full: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(schedule_type, expression, timezone, start_at, end_at, hash_key):
+    return schedule.parse_schedule(schedule_type, expression, timezone,
+                                   start_at, end_at, hash_key)
+
+
+def get_schedule(row):
+    """The parsed schedule of a policy row, shared where possible.
+
+    Policies that share expression, time zone and bounds share one parsed
+    object.  A hashed cron schedule is read in its resolved form (its ``H``
+    fields filled in when the policy was stored), which many policies
+    share; only a row without one is hashed here, per policy.
+    """
+    expression = getattr(row, 'resolved_schedule', None) or row.schedule
+    hashed = schedule.needs_hash_key(row.schedule_type, expression)
+    return _parse(row.schedule_type, expression, row.timezone,
+                  row.start_at, row.end_at, row.id if hashed else None)
+
+
+def find_latest_slot(sched, due, now):
+    """Walk from ``due`` to the last slot at or before ``now``.
+
+    Returns ``(latest, following, skipped)``: the most recent slot that has
+    come, the first slot after ``now`` (None when the schedule has no more
+    runs) and how many slots between ``due`` and ``latest`` were passed
+    over.  In the usual case ``latest == due`` and this is one computation.
+    """
+    latest, following, passed = due, sched.next_time(due), 0
+    while following is not None and following <= now:
+        passed += 1
+        if passed > MAX_BACKLOG_SLOTS:
+            return latest, sched.next_time(now), passed
+        latest, following = following, sched.next_time(following)
+    return latest, following, passed
+
+
+def _finished_reason(sched, remaining_runs):
+    if remaining_runs == 0:
+        return 'completed: no runs remaining'
+    if sched.type == schedule.ONCE:
+        return 'completed: the one-off run is done'
+    return 'completed: no run before end_at (%s)' % sched.end_at.isoformat()
+
+
+def _execution(row, scheduled_at, status, reason, now):
+    """An execution row, in db_api.EXECUTION_INSERT_COLUMNS order."""
+    return (uuidutils.generate_uuid(), row.id, row.project_id,
+            row.instance_id, scheduled_at, enums.ExecutionTrigger.SCHEDULE,
+            status, reason, 0, now,
+            now if status in enums.ExecutionStatus.FINISHED else None)
+
+
+def plan_batch(rows, now, default_catchup_window):
+    """Decide what each claimed policy's due slot becomes.  No I/O.
+
+    For a policy due at ``due``:
+
+    * the slots from ``due`` up to now coalesce: only the most recent one,
+      ``latest``, can run;
+    * it runs (a PENDING execution) if ``now - latest`` is within the
+      policy's catch-up window, else nothing runs;
+    * slots passed over without running are recorded as one SKIPPED
+      execution at ``due`` with the reason ``missed`` -- never dropped
+      silently;
+    * a run uses up one of ``remaining_runs``; a policy with no runs left,
+      or no run before ``end_at``, is disabled with the reason in
+      ``paused_reason``.
+    """
+    plan = Plan()
+    slots = {}
+    for row in rows:
+        due = row.next_execution_time
+        try:
+            sched = get_schedule(row)
+        except exception.InvalidSchedule as exc:
+            # Stored before a rule changed, or a time zone left the tz
+            # database: stop, and say why, rather than fail every tick.
+            LOG.warning('Disabling backup policy %s: its schedule is no '
+                        'longer valid: %s', row.id, exc)
+            plan.advances.append((row.id, due, None, row.remaining_runs,
+                                  False, 'schedule error: %s' % exc, None))
+            plan.finished += 1
+            continue
+        key = (sched.share_key, due)
+        if key not in slots:
+            slots[key] = find_latest_slot(sched, due, now)
+        latest, following, passed = slots[key]
+
+        window = (row.catchup_window if row.catchup_window is not None
+                  else default_catchup_window)
+        runs = now - latest <= datetime.timedelta(seconds=window)
+        remaining = row.remaining_runs
+        last_execution_id = None
+        if passed or not runs:
+            missed = _execution(row, due, enums.ExecutionStatus.SKIPPED,
+                                MISSED, now)
+            plan.executions.append(missed)
+            last_execution_id = missed[0]
+            plan.missed += 1
+        if runs:
+            reason = ('coalesced %d missed runs since %s'
+                      % (passed, due.isoformat()) if passed else None)
+            run = _execution(row, latest, enums.ExecutionStatus.PENDING,
+                             reason, now)
+            plan.executions.append(run)
+            plan.runs.append(run[0])
+            last_execution_id = run[0]
+            if remaining is not None:
+                remaining = max(remaining - 1, 0)
+
+        enabled = following is not None and remaining != 0
+        paused_reason = None
+        if not enabled:
+            paused_reason = _finished_reason(sched, remaining)
+            plan.finished += 1
+        plan.advances.append((row.id, due, following if enabled else None,
+                              remaining, enabled, paused_reason,
+                              last_execution_id))
+    return plan
+
+
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+def run_tick(context, now, batch_size, default_catchup_window):
+    """One tick in one transaction.  Returns a :class:`TickResult`.
+
+    Raises :class:`ConcurrentUpdate` (and rolls back) if a policy changed
+    between the claim and the compare-and-set, which only SQLite, without
+    row locks, allows; the next tick takes the batch again.
+    """
+    with db_api.writer_transaction(context):
+        rows = db_api.claim_due_policies(context, now, batch_size)
+        if not rows:
+            return TickResult(0, [], 0, 0, False)
+        plan = plan_batch(rows, now, default_catchup_window)
+        matched = db_api.advance_policies(context, plan.advances, now)
+        if matched != len(plan.advances):
+            raise ConcurrentUpdate(
+                '%d of %d claimed policies changed before they could be '
+                'advanced' % (len(plan.advances) - matched,
+                              len(plan.advances)))
+        db_api.insert_executions(context, plan.executions)
+    return TickResult(len(rows), plan.runs, plan.missed, plan.finished,
+                      len(rows) == batch_size)

@@ -1,0 +1,96 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Domain exceptions, each with a message a user or operator can act on.
+
+The REST API maps these classes to HTTP status codes in one place; nothing
+here knows about HTTP.
+"""
+
+
+class DbaasSchedulerException(Exception):
+    """Base class: ``msg_fmt`` is formatted with the keyword arguments."""
+
+    msg_fmt = 'An unknown error occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            message = self.msg_fmt % kwargs
+        self.message = message
+        super().__init__(message)
+
+
+class Invalid(DbaasSchedulerException):
+    """The request is malformed; repeating it unchanged fails again."""
+
+    msg_fmt = 'Invalid input: %(reason)s'
+
+
+class InvalidSchedule(Invalid):
+    msg_fmt = 'Invalid schedule %(schedule)r: %(reason)s'
+
+
+class InvalidCronExpression(InvalidSchedule):
+    msg_fmt = 'Invalid cron expression %(schedule)r: %(reason)s'
+
+
+class InvalidInterval(InvalidSchedule):
+    msg_fmt = ('Invalid interval %(schedule)r: %(reason)s Give a whole '
+               'number of seconds, such as 86400 for once a day.')
+
+
+class InvalidRunTime(InvalidSchedule):
+    msg_fmt = ('Invalid run time %(schedule)r: %(reason)s Give an ISO 8601 '
+               'date and time, such as 2027-01-31T02:30:00 (local time in '
+               'the policy\'s time zone) or 2027-01-31T01:30:00+00:00.')
+
+
+class UnknownTimeZone(InvalidSchedule):
+    msg_fmt = ('Unknown time zone %(timezone)r: use an IANA time zone name '
+               'such as "Europe/Berlin", "America/New_York" or "UTC".'
+               '%(suggestion)s')
+
+
+class ScheduleNeverFires(InvalidSchedule):
+    msg_fmt = 'The schedule %(schedule)r never runs: %(reason)s'
+
+
+class ScheduleTooFrequent(InvalidSchedule):
+    msg_fmt = ('The schedule %(schedule)r runs every %(gap)d seconds at the '
+               'closest, more often than the minimum of %(minimum)d seconds '
+               'between two backups of one policy allowed here.')
+
+
+class NotFound(DbaasSchedulerException):
+    msg_fmt = 'Not found: %(reason)s'
+
+
+class PolicyNotFound(NotFound):
+    msg_fmt = 'Backup policy %(policy_id)s could not be found.'
+
+
+class ExecutionNotFound(NotFound):
+    msg_fmt = 'Execution %(execution_id)s could not be found.'
+
+
+class Conflict(DbaasSchedulerException):
+    msg_fmt = 'Conflict: %(reason)s'
+
+
+class ExecutionExists(Conflict):
+    msg_fmt = ('Backup policy %(policy_id)s already has an execution for '
+               'the slot %(scheduled_at)s.')
+
+
+class Forbidden(DbaasSchedulerException):
+    msg_fmt = ('Policy %(action)s does not allow this request. Ask an '
+               'administrator of your project for the role it needs.')

@@ -1,0 +1,157 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Keystone trusts: the worker acts in a user's project on their behalf.
+
+Creating a policy creates a trust from the requesting user (trustor) to
+the service user of ``[service_credentials]`` (trustee), for the policy's
+project and the roles of ``[api] trust_roles``, with impersonation, so that
+Trove sees the user's project (and user).  The worker then authenticates
+as the service user scoped to that trust; deleting the policy deletes the
+trust.  Tokens and passwords are never logged.
+"""
+
+import threading
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1.identity import v3
+from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
+from oslo_log import log as logging
+
+from dbaas_scheduler.conf import service_credentials
+from dbaas_scheduler import exception
+
+LOG = logging.getLogger(__name__)
+
+GROUP = service_credentials.GROUP
+_IDENTITY = {'service_type': 'identity', 'interface': 'public',
+             'version': (3, 0)}
+# Scope options of the service user's own credentials, cleared when the
+# same credentials are scoped to a trust instead.
+_SCOPE_OPTIONS = ('project_id', 'project_name', 'project_domain_id',
+                  'project_domain_name', 'domain_id', 'domain_name',
+                  'system_scope')
+
+_service_session = None
+_lock = threading.Lock()
+
+
+class TrustError(exception.Invalid):
+    msg_fmt = ('Could not delegate your roles %(roles)s in project '
+               '%(project_id)s to the backup service through a Keystone '
+               'trust: %(reason)s')
+
+
+def service_session(conf):
+    """A session authenticated as the service user (cached)."""
+    global _service_session
+    with _lock:
+        if _service_session is None:
+            auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+            _service_session = ks_loading.load_session_from_conf_options(
+                conf, GROUP, auth=auth)
+        return _service_session
+
+
+def reset():
+    global _service_session
+    with _lock:
+        _service_session = None
+
+
+def trust_auth(conf, trust_id):
+    """The service user's auth plugin, scoped to ``trust_id``."""
+    overrides = {name: None for name in _SCOPE_OPTIONS}
+    return ks_loading.load_auth_from_conf_options(
+        conf, GROUP, trust_id=trust_id, **overrides)
+
+
+def _user_session(conf, context):
+    auth = v3.Token(auth_url=conf[GROUP].auth_url, token=context.auth_token,
+                    project_id=context.project_id)
+    return ks_session.Session(auth=auth,
+                              verify=service_session(conf).verify)
+
+
+def create_trust(conf, context):
+    """Create a trust from the requesting user to the service user."""
+    roles = list(conf.api.trust_roles)
+    try:
+        trustee = service_session(conf).get_user_id()
+        response = _user_session(conf, context).post(
+            '/OS-TRUST/trusts', endpoint_filter=_IDENTITY, json={'trust': {
+                'trustor_user_id': context.user_id,
+                'trustee_user_id': trustee,
+                'project_id': context.project_id,
+                'impersonation': True,
+                'roles': [{'name': role} for role in roles]}})
+    except ks_exc.ClientException as exc:
+        raise TrustError(roles=', '.join(roles),
+                         project_id=context.project_id,
+                         reason=_reason(exc))
+    trust_id = response.json()['trust']['id']
+    LOG.info('Created trust %s from user %s to the service user in project '
+             '%s', trust_id, context.user_id, context.project_id)
+    return trust_id
+
+
+def delete_trust(conf, context, trust_id):
+    """Delete a trust; one that is already gone is no error.
+
+    The trustor's token can delete it; without one (another service asked
+    over RPC) the service user tries, which Keystone allows to admins.
+    """
+    sessions = [service_session(conf)]
+    if context.auth_token:
+        sessions.insert(0, _user_session(conf, context))
+    try:
+        for number, session in enumerate(sessions, 1):
+            try:
+                session.delete('/OS-TRUST/trusts/%s' % trust_id,
+                               endpoint_filter=_IDENTITY)
+                break
+            except ks_exc.Forbidden:
+                # Only the trustor (or an admin) may delete a trust: another
+                # member of the project deleting the policy falls back to
+                # the service user.
+                if number == len(sessions):
+                    raise
+    except ks_exc.NotFound:
+        pass
+    except ks_exc.ClientException as exc:
+        # The policy goes anyway; an unused trust grants nothing to anyone
+        # but the service user.
+        LOG.warning('Could not delete trust %s: %s', trust_id, _reason(exc))
+        return False
+    LOG.info('Deleted trust %s', trust_id)
+    return True
+
+
+def service_credentials_work(conf):
+    """Whether Keystone accepts ``[service_credentials]`` right now.
+
+    Authenticates afresh (no cached token): told apart from a broken
+    trust, a rejected service user is the operator's to fix, and must not
+    pause every policy.
+    """
+    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    try:
+        auth.get_auth_ref(service_session(conf))
+    except (ks_exc.Unauthorized, ks_exc.Forbidden, ks_exc.NotFound):
+        return False
+    return True
+
+
+def _reason(exc):
+    if isinstance(exc, ks_exc.HttpError):
+        return 'Keystone answered %s: %s' % (exc.http_status, exc.message)
+    return str(exc)

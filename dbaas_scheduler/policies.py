@@ -1,0 +1,261 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Backup policies: creating, changing, pausing, resuming and previewing.
+
+The domain functions behind every interface that changes policies (the REST
+API, the RPC API, dbaas-scheduler-manage).  They validate what the user
+asks for -- the schedule with :mod:`dbaas_scheduler.schedule`, the rest
+here -- and keep ``next_execution_time`` consistent: set while a policy is
+enabled, NULL while it is not.
+"""
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from dbaas_scheduler.backends import loader
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import enums
+from dbaas_scheduler import exception
+from dbaas_scheduler import keystone
+from dbaas_scheduler import schedule
+
+LOG = logging.getLogger(__name__)
+
+# What a user may set on a policy.
+USER_FIELDS = (
+    'name', 'description', 'instance_id', 'backend', 'backup_params',
+    'schedule_type', 'schedule', 'timezone', 'start_at', 'end_at',
+    'remaining_runs', 'overlap_policy', 'catchup_window', 'keep_last',
+    'keep_daily', 'keep_weekly', 'keep_monthly', 'max_age_days')
+
+# What every interface shows of a policy.
+VISIBLE_FIELDS = (
+    'id', 'name', 'description', 'project_id', 'user_id', 'instance_id',
+    'backend', 'backup_params', 'schedule_type', 'schedule', 'timezone',
+    'start_at', 'end_at', 'remaining_runs', 'enabled', 'paused_reason',
+    'overlap_policy', 'catchup_window', 'keep_last', 'keep_daily',
+    'keep_weekly', 'keep_monthly', 'max_age_days', 'next_execution_time',
+    'last_execution_id', 'created_at', 'updated_at')
+
+# Changing one of these recomputes the next run time.
+SCHEDULE_FIELDS = ('schedule_type', 'schedule', 'timezone', 'start_at',
+                   'end_at')
+
+DEFAULTS = {
+    'backend': 'trove',
+    'schedule_type': schedule.CRON,
+    'timezone': 'UTC',
+    'overlap_policy': enums.OverlapPolicy.SKIP,
+}
+
+# Counts that must be at least 1 when given, and those at least 0.
+_POSITIVE = ('remaining_runs', 'keep_last', 'keep_daily', 'keep_weekly',
+             'keep_monthly')
+_NOT_NEGATIVE = ('catchup_window', 'max_age_days')
+
+
+def _check_fields(values):
+    unknown = set(values) - set(USER_FIELDS)
+    if unknown:
+        raise exception.Invalid(
+            reason='unknown field(s): %s; a policy has %s.' % (
+                ', '.join(sorted(unknown)), ', '.join(USER_FIELDS)))
+    for field in ('name', 'instance_id'):
+        if field in values and not str(values[field] or '').strip():
+            raise exception.Invalid(reason='%s must not be empty.' % field)
+    if values.get('overlap_policy') not in (None,) + enums.OverlapPolicy.ALL:
+        raise exception.Invalid(
+            reason='overlap_policy must be one of %s, not %r.' % (
+                ', '.join(enums.OverlapPolicy.ALL), values['overlap_policy']))
+    if 'backend' in values and values['backend'] not in loader.available():
+        raise exception.Invalid(
+            reason='unknown backend %r; this cloud offers %s.' % (
+                values['backend'], ', '.join(loader.available())))
+    for field in _POSITIVE + _NOT_NEGATIVE:
+        value = values.get(field)
+        if value is None:
+            continue
+        minimum = 1 if field in _POSITIVE else 0
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < minimum:
+            raise exception.Invalid(
+                reason='%s must be a whole number of at least %d, not %r.'
+                       % (field, minimum, value))
+    params = values.get('backup_params')
+    if params is not None and not isinstance(params, dict):
+        raise exception.Invalid(reason='backup_params must be an object.')
+
+
+def validate_schedule(conf, values, policy_id, now):
+    """The policy's Schedule; raises InvalidSchedule with a clear reason."""
+    return schedule.validate_schedule(
+        values['schedule_type'], values['schedule'], values['timezone'],
+        now=now, start_at=values.get('start_at'),
+        end_at=values.get('end_at'), hash_key=policy_id,
+        min_interval=conf.api.min_schedule_interval)
+
+
+def create_policy(context, conf, values, now=None):
+    """Validate and store a new policy; returns it.
+
+    ``values`` holds :data:`USER_FIELDS` (``schedule`` and ``instance_id``
+    at least), plus ``project_id`` and ``user_id`` when the caller acts
+    for someone other than ``context``.  An interval schedule without
+    ``start_at`` starts now.
+    """
+    now = now or timeutils.utcnow(True)
+    values = dict(values)
+    owner = {'project_id': values.pop('project_id', None)
+             or context.project_id,
+             'user_id': values.pop('user_id', None) or context.user_id,
+             'trust_id': values.pop('trust_id', None)}
+    enabled = values.pop('enabled', True)
+    policy_id = values.pop('id', None) or uuidutils.generate_uuid()
+    _check_fields(values)
+    for field in ('schedule', 'instance_id'):
+        if values.get(field) is None:
+            raise exception.Invalid(reason='%s is required.' % field)
+    if not owner['project_id']:
+        raise exception.Invalid(reason='a policy belongs to a project; '
+                                       'none was given.')
+    values = dict(DEFAULTS, **values)
+    values.setdefault('name', 'backup-%s' % values['instance_id'])
+    if values['schedule_type'] == schedule.INTERVAL:
+        values.setdefault('start_at', now)
+    sched = validate_schedule(conf, values, policy_id, now)
+    values['resolved_schedule'] = schedule.resolve_hashed_fields(
+        values['schedule_type'], values['schedule'], policy_id)
+    if (owner['trust_id'] is None and context.auth_token
+            and loader.needs_trust(conf, values['backend'])):
+        owner['trust_id'] = keystone.create_trust(conf, context)
+    values.update(owner, id=policy_id, enabled=enabled,
+                  next_execution_time=(sched.next_time(now) if enabled
+                                       else None),
+                  paused_reason=None if enabled else 'created paused')
+    try:
+        return db_api.create_policy(context, values)
+    except Exception:
+        if owner['trust_id']:
+            keystone.delete_trust(conf, context, owner['trust_id'])
+        raise
+
+
+def next_runs(conf, policy, count, now=None):
+    """The next ``count`` run times of a policy (a preview), in UTC."""
+    now = now or timeutils.utcnow(True)
+    count = max(0, min(count, conf.api.max_next_runs))
+    sched = schedule.parse_schedule(
+        policy.schedule_type, policy.schedule, policy.timezone,
+        policy.start_at, policy.end_at, hash_key=policy.id)
+    return schedule.next_times(sched, now, count)
+
+
+def as_dict(policy):
+    """A policy's visible fields, datetimes as aware datetimes."""
+    return {field: getattr(policy, field) for field in VISIBLE_FIELDS}
+
+
+def get_policy(context, policy_id):
+    return db_api.get_policy(context, policy_id)
+
+
+def delete_policies_for_instance(context, conf, instance_id):
+    """Disable, then delete, every policy of an instance; return their ids.
+
+    For an instance that no longer exists (Trove deleted it).  Disabling
+    first stops new runs at once, even if a delete then fails.
+    """
+    found = [p for p in db_api.list_policies(context)
+             if p.instance_id == instance_id]
+    for policy in found:
+        pause_policy(context, policy,
+                     'instance %s was deleted' % instance_id)
+    for policy in found:
+        delete_policy(context, conf, policy)
+    if found:
+        LOG.info('Deleted %d backup policies of deleted instance %s',
+                 len(found), instance_id)
+    return [policy.id for policy in found]
+
+
+def update_policy(context, conf, policy, changes, now=None):
+    """Change what a user may change; recompute the next run if needed."""
+    now = now or timeutils.utcnow(True)
+    _check_fields(changes)
+    for field in ('schedule', 'instance_id', 'name', 'schedule_type',
+                  'timezone', 'backend', 'overlap_policy'):
+        if field in changes and changes[field] is None:
+            raise exception.Invalid(reason='%s cannot be removed.' % field)
+    values = dict(changes)
+    if any(field in changes for field in SCHEDULE_FIELDS):
+        merged = {field: getattr(policy, field) for field in USER_FIELDS}
+        merged.update(changes)
+        sched = validate_schedule(conf, merged, policy.id, now)
+        if policy.enabled:
+            values['next_execution_time'] = sched.next_time(now)
+        values['resolved_schedule'] = schedule.resolve_hashed_fields(
+            merged['schedule_type'], merged['schedule'], policy.id)
+    return db_api.update_policy(context, policy.id, values)
+
+
+def pause_policy(context, policy, reason=None):
+    """Stop scheduling a policy; running backups go on."""
+    if not policy.enabled:
+        return policy
+    return db_api.update_policy(context, policy.id, {
+        'enabled': False, 'next_execution_time': None,
+        'paused_reason': reason or 'paused by the user'})
+
+
+def resume_policy(context, conf, policy, now=None):
+    """Schedule a paused policy again, from now on (no backlog)."""
+    now = now or timeutils.utcnow(True)
+    if policy.enabled:
+        return policy
+    if policy.remaining_runs == 0:
+        raise exception.Invalid(
+            reason='the policy has no runs remaining; set remaining_runs '
+                   'higher, or to null for no limit, before resuming it.')
+    merged = {field: getattr(policy, field) for field in USER_FIELDS}
+    sched = validate_schedule(conf, merged, policy.id, now)
+    return db_api.update_policy(context, policy.id, {
+        'enabled': True, 'next_execution_time': sched.next_time(now),
+        'paused_reason': None})
+
+
+def delete_policy(context, conf, policy):
+    """Delete a policy and its trust; its executions stay as history."""
+    db_api.delete_policy(context, policy.id)
+    if policy.trust_id:
+        keystone.delete_trust(conf, context, policy.trust_id)
+
+
+def run_policy(context, policy, worker_api, now=None):
+    """Take a backup now: a manual execution, subject to overlap rules.
+
+    The execution is recorded first; if the cast fails the engine's sweep
+    sends it later.
+    """
+    now = now or timeutils.utcnow(True)
+    execution = db_api.create_execution(context, {
+        'policy_id': policy.id, 'project_id': policy.project_id,
+        'instance_id': policy.instance_id, 'scheduled_at': now,
+        'trigger': enums.ExecutionTrigger.MANUAL,
+        'status': enums.ExecutionStatus.PENDING, 'created_at': now})
+    try:
+        worker_api.backup_database_instance(context, execution.id)
+    except Exception as exc:
+        LOG.warning('Execution %s of policy %s: the cast failed (%s); the '
+                    'engine will send it again', execution.id, policy.id,
+                    exc)
+    return execution

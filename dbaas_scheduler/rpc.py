@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""oslo.messaging plumbing: the transport, servers and in-process dispatch.
+
+Client targets are built only in :mod:`dbaas_scheduler.rpcapi`; servers only
+in the service modules, through :func:`get_server`.  With
+``[DEFAULT] rpc_transport = none`` there is no transport: endpoints register
+with :func:`register_local_endpoint` and casts run in a local thread pool.
+"""
+
+import threading
+
+import futurist
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from dbaas_scheduler import context as dbaas_context
+
+LOG = logging.getLogger(__name__)
+
+_TRANSPORT = None
+_LOCAL_ENDPOINTS = {}
+_LOCAL_EXECUTOR = None
+_LOCK = threading.Lock()
+
+
+class RequestContextSerializer(messaging.Serializer):
+    """Sends our RequestContext as a dict; entities pass through as JSON."""
+
+    def serialize_entity(self, context, entity):
+        return entity
+
+    def deserialize_entity(self, context, entity):
+        return entity
+
+    def serialize_context(self, context):
+        return context.to_dict()
+
+    def deserialize_context(self, context):
+        return dbaas_context.RequestContext.from_dict(context)
+
+
+def init(conf):
+    """Create the process's transport.  Call after forking, not before."""
+    global _TRANSPORT
+    if conf.rpc_transport == 'none':
+        return
+    with _LOCK:
+        if _TRANSPORT is None:
+            # Our own clients get our exceptions back as themselves.
+            _TRANSPORT = messaging.get_rpc_transport(
+                conf, allowed_remote_exmods=['dbaas_scheduler.exception'])
+
+
+def cleanup():
+    """Close the transport and the local dispatch pool (tests, shutdown)."""
+    global _TRANSPORT, _LOCAL_EXECUTOR
+    with _LOCK:
+        if _TRANSPORT is not None:
+            _TRANSPORT.cleanup()
+            _TRANSPORT = None
+        if _LOCAL_EXECUTOR is not None:
+            _LOCAL_EXECUTOR.shutdown(wait=True)
+            _LOCAL_EXECUTOR = None
+        _LOCAL_ENDPOINTS.clear()
+
+
+def get_client(target, version_cap=None):
+    if _TRANSPORT is None:
+        raise RuntimeError('dbaas_scheduler.rpc.init() was not called')
+    return messaging.get_rpc_client(
+        _TRANSPORT, target, version_cap=version_cap,
+        serializer=RequestContextSerializer())
+
+
+class BoundedThreadPoolExecutor(futurist.ThreadPoolExecutor):
+    """A thread pool whose ``submit`` waits while every thread is busy.
+
+    oslo.messaging acknowledges an RPC message as soon as it arrives
+    (before a thread is free to handle it), so the broker's prefetch count
+    does not bound what a server takes: with an ordinary pool, one worker
+    would queue a whole burst in memory while others idle, and lose it if
+    it died.  With this pool the server's listener stops taking messages
+    while all threads work, and the broker keeps them for other workers.
+    """
+
+    def __init__(self, max_workers=None, check_and_reject=None):
+        super().__init__(max_workers=max_workers,
+                         check_and_reject=check_and_reject)
+        self._slots = threading.Semaphore(self._max_workers)
+
+    def submit(self, fn, *args, **kwargs):
+        self._slots.acquire()
+        try:
+            return super().submit(self._run_and_release, fn, *args,
+                                  **kwargs)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def _run_and_release(self, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self._slots.release()
+
+
+def get_server(target, endpoints):
+    """An RPC server with the threading executor (never eventlet).
+
+    Its pool is a :class:`BoundedThreadPoolExecutor`: oslo.messaging only
+    takes an executor *name* ("threading") and builds the pool when the
+    server starts, from the class it loaded for that name, which is
+    replaced here.  tests/unit/test_rpc.py checks that this still works.
+    """
+    if _TRANSPORT is None:
+        raise RuntimeError('dbaas_scheduler.rpc.init() was not called')
+    server = messaging.get_rpc_server(
+        _TRANSPORT, target, endpoints, executor='threading',
+        serializer=RequestContextSerializer(),
+        access_policy=messaging.DefaultRPCAccessPolicy)
+    server._executor_cls = BoundedThreadPoolExecutor
+    return server
+
+
+def register_local_endpoint(topic, endpoint, pool_size):
+    """Serve casts to ``topic`` in this process (``rpc_transport = none``).
+
+    Casts run on a pool of ``pool_size`` threads shared by all local
+    endpoints, so a burst queues in memory instead of at a broker.
+    """
+    global _LOCAL_EXECUTOR
+    with _LOCK:
+        _LOCAL_ENDPOINTS[topic] = endpoint
+        if _LOCAL_EXECUTOR is None:
+            _LOCAL_EXECUTOR = futurist.ThreadPoolExecutor(
+                max_workers=pool_size)
+
+
+class LocalClient:
+    """Stands in for an RPCClient when engine and worker share a process.
+
+    Only casts are supported: that is all the engine sends to workers.
+    """
+
+    def __init__(self, topic):
+        self.topic = topic
+
+    def prepare(self, **kwargs):
+        return self
+
+    def can_send_version(self, version):
+        return True
+
+    def cast(self, context, method, **kwargs):
+        endpoint = _LOCAL_ENDPOINTS.get(self.topic)
+        if endpoint is None or _LOCAL_EXECUTOR is None:
+            # Like a broker with no consumer: the message is lost, and the
+            # engine's sweep casts the execution again later.
+            raise messaging.MessageDeliveryFailure(
+                'no local endpoint serves topic %s' % self.topic)
+        _LOCAL_EXECUTOR.submit(_run_local, endpoint, context, method, kwargs)
+
+
+def _run_local(endpoint, context, method, kwargs):
+    try:
+        getattr(endpoint, method)(context, **kwargs)
+    except Exception:
+        LOG.exception('Local cast of %s failed', method)

@@ -1,0 +1,136 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Client side of every dbaas-scheduler RPC API.
+
+This is the only module that builds client ``Target`` objects.  Each client
+class keeps its version history in its docstring; the matching endpoint
+declares the same version in its ``target``, and a unit test checks that the
+two agree.
+"""
+
+import oslo_messaging as messaging
+
+from dbaas_scheduler import rpc
+
+# A cast is tried once more after a connection error, then given up: the
+# execution stays recorded and the engine's sweep casts it again, so a
+# broker outage must not stall the engine.
+CAST_RETRY = 1
+
+
+class EngineAPI:
+    """Client side of the engines' RPC API (topic ``[engine] topic``).
+
+    For other services -- Trove above all -- that manage backup policies
+    over oslo.messaging.  Every method is a call: it waits for an engine
+    and returns its answer, or raises what the engine raised
+    (``dbaas_scheduler.exception.Invalid`` or ``NotFound``, as
+    ``oslo_messaging.RemoteError`` when the caller does not have this
+    package).
+
+    API version history:
+
+    * 1.0 - Initial version: create_policy, update_policy, delete_policy,
+      list_policies, delete_policies_for_instance.
+    """
+
+    RPC_API_VERSION = '1.0'
+
+    def __init__(self, conf, timeout=None):
+        target = messaging.Target(topic=conf.engine.topic, version='1.0')
+        self.client = rpc.get_client(target,
+                                     version_cap=self.RPC_API_VERSION)
+        self.timeout = timeout
+
+    def _call(self, context, method, **kwargs):
+        cctxt = self.client.prepare(version='1.0', timeout=self.timeout)
+        return cctxt.call(context, method, **kwargs)
+
+    def create_policy(self, context, values):
+        """Create a policy and return it.
+
+        ``values`` as in the REST API, plus ``project_id`` and ``user_id``
+        when the caller acts for a user.
+        """
+        return self._call(context, 'create_policy', values=values)
+
+    def update_policy(self, context, policy_id, changes):
+        """Change a policy's fields; returns the policy."""
+        return self._call(context, 'update_policy', policy_id=policy_id,
+                          changes=changes)
+
+    def delete_policy(self, context, policy_id):
+        """Delete a policy (its executions stay); returns None."""
+        return self._call(context, 'delete_policy', policy_id=policy_id)
+
+    def list_policies(self, context, project_id=None, instance_id=None):
+        """Policies, optionally of one project and/or one instance."""
+        return self._call(context, 'list_policies', project_id=project_id,
+                          instance_id=instance_id)
+
+    def delete_policies_for_instance(self, context, instance_id):
+        """Delete every policy of an instance (e.g. Trove deleted it).
+
+        Returns the ids of the policies deleted.
+        """
+        return self._call(context, 'delete_policies_for_instance',
+                          instance_id=instance_id)
+
+
+class WorkerAPI:
+    """Client side of the worker RPC API (topic ``[worker] topic``).
+
+    API version history:
+
+    * 1.0 - Initial version: ``backup_database_instance(execution_id)``.
+    * 1.1 - Added ``backup_database_instances(execution_ids)``, several
+      executions in one message for bursts.
+    """
+
+    RPC_API_VERSION = '1.1'
+
+    def __init__(self, conf):
+        self.topic = conf.worker.topic
+        if conf.rpc_transport == 'none':
+            self.client = rpc.LocalClient(self.topic)
+        else:
+            target = messaging.Target(topic=self.topic, version='1.0')
+            self.client = rpc.get_client(target,
+                                         version_cap=self.RPC_API_VERSION)
+
+    def backup_database_instance(self, context, execution_id):
+        """Ask a worker to run one execution.
+
+        A cast: no response, no exception from the worker.  Raises
+        ``oslo_messaging.MessagingException`` (or a connection error) when
+        the message could not be sent.
+        """
+        cctxt = self.client.prepare(version='1.0', retry=CAST_RETRY)
+        cctxt.cast(context, 'backup_database_instance',
+                   execution_id=execution_id)
+
+    def backup_database_instances(self, context, execution_ids):
+        """Ask a worker to run several executions.
+
+        The worker claims those it can get with one conditional update and
+        drops the others (already taken or finished).
+
+        A cast: no response, no exception from the worker.  Falls back to one
+        message per execution when the workers only speak 1.0.
+        """
+        if not self.client.can_send_version('1.1'):
+            for execution_id in execution_ids:
+                self.backup_database_instance(context, execution_id)
+            return
+        cctxt = self.client.prepare(version='1.1', retry=CAST_RETRY)
+        cctxt.cast(context, 'backup_database_instances',
+                   execution_ids=list(execution_ids))

@@ -1,0 +1,73 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Service rows: each engine, worker and API process registers and beats.
+
+Every process has its own row (several engines may share a host), whose id
+is also what a worker writes as the ``owner`` of the executions it runs.
+"""
+
+import datetime
+import os
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from dbaas_scheduler.db import services as db_services
+
+LOG = logging.getLogger(__name__)
+
+
+class ServiceRegistration:
+    """This process's row in the service table."""
+
+    def __init__(self, conf, context, binary, topic=None):
+        self.conf = conf
+        self.context = context
+        self.binary = binary
+        self.topic = topic
+        self.service_id = uuidutils.generate_uuid()
+        self.registered = False
+
+    def _values(self, now):
+        return {'id': self.service_id, 'host': self.conf.host,
+                'binary': self.binary, 'topic': self.topic,
+                'pid': os.getpid(), 'started_at': now, 'heartbeat_at': now}
+
+    def register(self):
+        db_services.register_service(self.context,
+                                     self._values(timeutils.utcnow(True)))
+        self.registered = True
+        LOG.info('Registered %s service %s on %s (pid %d)', self.binary,
+                 self.service_id, self.conf.host, os.getpid())
+
+    def heartbeat(self):
+        """Stamp the row; recreate it if it was expired while we were away."""
+        now = timeutils.utcnow(True)
+        if not self.registered:
+            self.register()
+        elif not db_services.update_service_heartbeat(
+                self.context, self.service_id, now):
+            LOG.warning('Service row %s had expired; registering again',
+                        self.service_id)
+            db_services.register_service(self.context, self._values(now))
+
+    def unregister(self):
+        if self.registered:
+            db_services.delete_service(self.context, self.service_id)
+            self.registered = False
+
+
+def is_up(service, now, service_down_time):
+    """A service is up if its last heartbeat is recent enough."""
+    return (now - service.heartbeat_at
+            <= datetime.timedelta(seconds=service_down_time))

@@ -1,0 +1,275 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The engine in this process, on each database, with the real RabbitMQ."""
+
+import datetime
+
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import models
+from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler.engine import service as engine_service
+from dbaas_scheduler.engine import tick
+from dbaas_scheduler import rpcapi
+from dbaas_scheduler import servicegroup
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional import messaging_fixtures
+
+UTC = datetime.timezone.utc
+
+
+def add_policies(engine, count, **values):
+    """Insert ``count`` policies in one statement; return their ids."""
+    now = timeutils.utcnow(True)
+    rows = []
+    for number in range(count):
+        row = dict(id=uuidutils.generate_uuid(), name='policy-%d' % number,
+                   project_id='project', instance_id='instance-%d' % number,
+                   backend='trove', schedule_type='cron',
+                   schedule='0 3 * * *', timezone='UTC', enabled=True,
+                   overlap_policy='skip', created_at=now,
+                   next_execution_time=now - datetime.timedelta(seconds=1))
+        row.update(values)
+        rows.append(row)
+    with engine.begin() as connection:
+        connection.execute(models.BackupPolicy.__table__.insert(), rows)
+    return [row['id'] for row in rows]
+
+
+def executions(engine, **where):
+    table = models.BackupExecution.__table__
+    query = sa.select(table).order_by(table.c.scheduled_at)
+    for column, value in where.items():
+        query = query.where(table.c[column] == value)
+    with engine.connect() as connection:
+        return connection.execute(query).all()
+
+
+def policy(engine, policy_id):
+    table = models.BackupPolicy.__table__
+    with engine.connect() as connection:
+        return connection.execute(
+            sa.select(table).where(table.c.id == policy_id)).one()
+
+
+class _EngineTests(db_fixtures.DatabaseMixin):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(messaging_fixtures.Messaging(self, self.conf))
+        self.worker = self.useFixture(
+            messaging_fixtures.RecordingWorker(self.conf)).endpoint
+        self.service = engine_service.EngineService(self.conf)
+        self.service.worker_api = rpcapi.WorkerAPI(self.conf)
+        self.context = dbaas_context.get_admin_context()
+
+    def test_due_policies_run_once(self):
+        ids = add_policies(self.engine, 30, timezone='Europe/Berlin')
+        add_policies(self.engine, 5, next_execution_time=(
+            timeutils.utcnow(True) + datetime.timedelta(hours=1)))
+        self.service.tick_once(self.context)
+
+        runs = executions(self.engine)
+        self.assertEqual(sorted(ids), sorted(e.policy_id for e in runs))
+        self.assertEqual({'DISPATCHED'}, {e.status for e in runs})
+        self.assertTrue(all(e.dispatched_at for e in runs))
+        self.assertTrue(self.worker.wait_for([e.id for e in runs]))
+        for policy_id in ids:
+            advanced = policy(self.engine, policy_id)
+            # 03:00 in Berlin is 01:00 or 02:00 UTC.
+            self.assertIn(advanced.next_execution_time.hour, (1, 2))
+            self.assertGreater(advanced.next_execution_time,
+                               timeutils.utcnow(True))
+
+        # Nothing is due any more: a second tick records nothing.
+        self.service.tick_once(self.context)
+        self.assertEqual(30, len(executions(self.engine)))
+
+    def test_burst_larger_than_a_batch_travels_in_groups(self):
+        self.flags(batch_size=100, executions_per_message=20, group='engine')
+        ids = add_policies(self.engine, 350)
+        delays = []
+        while True:
+            delays.append(self.service.tick_once(self.context))
+            if delays[-1]:
+                break
+        self.assertEqual([0, 0, 0], delays[:3])
+        runs = executions(self.engine)
+        self.assertEqual(sorted(ids), sorted(e.policy_id for e in runs))
+        self.assertTrue(self.worker.wait_for([e.id for e in runs]))
+        self.assertEqual(len(ids), len(self.worker.ids()))
+        # 100 + 100 + 100 + 50 executions in groups of at most 20.
+        self.assertEqual(5 + 5 + 5 + 3, self.worker.messages)
+
+    def test_crash_between_commit_and_cast_loses_nothing(self):
+        self.flags(dispatch_timeout=30, group='engine')
+        add_policies(self.engine, 20)
+        # A tick that commits, then dies before casting.
+        now = timeutils.utcnow(True)
+        result = tick.run_tick(self.context, now, 1000, 3600)
+        self.assertEqual(20, len(result.runs))
+        self.assertEqual({'PENDING'},
+                         {e.status for e in executions(self.engine)})
+
+        sweep = self.service.sweep_once
+        sweep(self.context)
+        self.assertEqual([], self.worker.ids())  # not stale yet
+
+        later = now + datetime.timedelta(seconds=31)
+        result = engine_service.sweeps.sweep(
+            self.context, self.service.worker_api, self.conf, later)
+        self.assertEqual(20, result.recast)
+        self.assertTrue(self.worker.wait_for(
+            [e.id for e in executions(self.engine)]))
+        self.assertEqual({'DISPATCHED'},
+                         {e.status for e in executions(self.engine)})
+        # Stamped when cast again: the next sweep leaves them alone.
+        again = engine_service.sweeps.sweep(
+            self.context, self.service.worker_api, self.conf, later)
+        self.assertEqual(0, again.recast)
+
+    def test_expired_lease_is_resumed_elsewhere(self):
+        [policy_id] = add_policies(self.engine, 1)
+        now = timeutils.utcnow(True)
+        running = db_api.create_execution(self.context, {
+            'policy_id': policy_id, 'project_id': 'project',
+            'instance_id': 'instance-0', 'scheduled_at': now,
+            'status': 'RUNNING', 'owner': 'dead-worker',
+            'lease_expires_at': now - datetime.timedelta(seconds=1),
+            'backup_id': 'backup-1', 'started_at': now, 'attempts': 1})
+        alive = db_api.create_execution(self.context, {
+            'policy_id': policy_id, 'project_id': 'project',
+            'instance_id': 'instance-0',
+            'scheduled_at': now - datetime.timedelta(days=1),
+            'status': 'RUNNING', 'owner': 'live-worker',
+            'lease_expires_at': now + datetime.timedelta(minutes=5)})
+        result = engine_service.sweeps.sweep(
+            self.context, self.service.worker_api, self.conf, now)
+        self.assertEqual(1, result.resumed)
+        self.assertTrue(self.worker.wait_for([running.id]))
+        resumed = db_api.get_execution(self.context, running.id)
+        self.assertEqual(('DISPATCHED', None, 'backup-1', 1),
+                         (resumed.status, resumed.owner, resumed.backup_id,
+                          resumed.attempts))
+        self.assertEqual('RUNNING',
+                         db_api.get_execution(self.context, alive.id).status)
+
+    def test_retry_is_cast_when_its_time_comes(self):
+        [policy_id] = add_policies(self.engine, 1)
+        now = timeutils.utcnow(True)
+
+        def queued(offset, slot):
+            return db_api.create_execution(self.context, {
+                'policy_id': policy_id, 'project_id': 'project',
+                'instance_id': 'instance-0',
+                'scheduled_at': now - datetime.timedelta(hours=slot),
+                'status': 'PENDING', 'created_at': now,
+                'next_attempt_at': now + datetime.timedelta(seconds=offset)})
+
+        due, later = queued(-1, 1), queued(600, 2)
+        result = engine_service.sweeps.sweep(
+            self.context, self.service.worker_api, self.conf, now)
+        self.assertEqual(1, result.recast)
+        self.assertTrue(self.worker.wait_for([due.id]))
+        self.assertNotIn(later.id, self.worker.ids())
+
+    def test_backlog_after_downtime(self):
+        now = timeutils.utcnow(True)
+        [hourly] = add_policies(
+            self.engine, 1, schedule='0 * * * *', catchup_window=7200,
+            next_execution_time=now.replace(minute=0, second=0,
+                                            microsecond=0)
+            - datetime.timedelta(hours=5))
+        [daily] = add_policies(
+            self.engine, 1, schedule='%d %d * * *' % (
+                (now - datetime.timedelta(hours=3)).minute,
+                (now - datetime.timedelta(hours=3)).hour),
+            next_execution_time=now - datetime.timedelta(hours=3))
+        self.service.tick_once(self.context)
+
+        missed, run = executions(self.engine, policy_id=hourly)
+        self.assertEqual(('SKIPPED', 'missed'),
+                         (missed.status, missed.status_reason))
+        self.assertEqual('DISPATCHED', run.status)
+        self.assertEqual(now.replace(minute=0, second=0, microsecond=0),
+                         run.scheduled_at)
+        [skipped] = executions(self.engine, policy_id=daily)
+        self.assertEqual(('SKIPPED', 'missed'),
+                         (skipped.status, skipped.status_reason))
+        self.assertGreater(policy(self.engine, daily).next_execution_time,
+                           now + datetime.timedelta(hours=20))
+        self.assertTrue(self.worker.wait_for([run.id]))
+        self.assertNotIn(skipped.id, self.worker.ids())
+
+    def test_limits_disable_the_policy(self):
+        now = timeutils.utcnow(True)
+        [counted] = add_policies(self.engine, 1, remaining_runs=1)
+        [bounded] = add_policies(self.engine, 1,
+                                 end_at=now + datetime.timedelta(hours=1))
+        self.service.tick_once(self.context)
+        for policy_id, reason in ((counted, 'no runs remaining'),
+                                  (bounded, 'no run before end_at')):
+            finished = policy(self.engine, policy_id)
+            self.assertFalse(finished.enabled)
+            self.assertIsNone(finished.next_execution_time)
+            self.assertIn(reason, finished.paused_reason)
+            self.assertEqual(1, len(executions(self.engine,
+                                               policy_id=policy_id)))
+        self.assertEqual(0, policy(self.engine, counted).remaining_runs)
+
+    def test_sleeps_until_the_earliest_due_time(self):
+        self.flags(scan_interval=5, group='engine')
+        self.assertEqual(5, self.service.tick_once(self.context))
+        add_policies(self.engine, 1, next_execution_time=(
+            timeutils.utcnow(True) + datetime.timedelta(seconds=2)))
+        delay = self.service.tick_once(self.context)
+        self.assertGreater(delay, 1.5)
+        self.assertLessEqual(delay, 2)
+
+    def test_service_row(self):
+        registration = servicegroup.ServiceRegistration(
+            self.conf, self.context, 'dbaas-scheduler-engine', 'topic')
+        registration.heartbeat()
+        [row] = db_services.list_services(self.context)
+        self.assertEqual((registration.service_id, self.conf.host,
+                          'dbaas-scheduler-engine'),
+                         (row.id, row.host, row.binary))
+        now = timeutils.utcnow(True)
+        self.assertTrue(servicegroup.is_up(row, now, 60))
+        self.assertFalse(servicegroup.is_up(
+            row, now + datetime.timedelta(seconds=61), 60))
+        # Expired by another engine's sweep while this one was away: the
+        # next heartbeat registers it again.
+        db_services.delete_expired_services(
+            self.context, now + datetime.timedelta(seconds=1))
+        self.assertEqual([], db_services.list_services(self.context))
+        registration.heartbeat()
+        self.assertEqual(1, len(db_services.list_services(self.context)))
+        registration.unregister()
+        self.assertEqual([], db_services.list_services(self.context))
+
+
+class TestEngineSQLite(_EngineTests, base.TestCase):
+    DRIVER = 'sqlite'
+
+
+class TestEngineMySQL(_EngineTests, base.TestCase):
+    DRIVER = 'mysql'
+
+
+class TestEnginePostgreSQL(_EngineTests, base.TestCase):
+    DRIVER = 'postgresql'

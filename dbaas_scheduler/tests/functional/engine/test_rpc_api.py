@@ -1,0 +1,151 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The engines' RPC API and Trove notification listener, over RabbitMQ."""
+
+import time
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_messaging import conffixture
+from oslo_utils import uuidutils
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.engine import manager
+from dbaas_scheduler.engine import notification_listener
+from dbaas_scheduler import exception
+from dbaas_scheduler import policies
+from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional import messaging_fixtures
+
+
+class _EngineRPCTests(db_fixtures.DatabaseMixin):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(messaging_fixtures.Messaging(self, self.conf))
+        target = messaging.Target(topic=self.conf.engine.topic,
+                                  server=self.conf.host)
+        server = rpc.get_server(target, [manager.EngineManager(self.conf)])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.api = rpcapi.EngineAPI(self.conf, timeout=30)
+        # Another service acting for a user of project trove-user.
+        self.context = dbaas_context.RequestContext(
+            project_id='trove-user', user_id='alice')
+
+    def create(self, **values):
+        values.setdefault('instance_id', 'instance-1')
+        values.setdefault('backend', 'fake')
+        values.setdefault('schedule', '0 3 * * *')
+        return self.api.create_policy(self.context, values)
+
+    def test_create_update_list_delete(self):
+        created = self.create(name='nightly', timezone='Asia/Tokyo')
+        self.assertEqual(('nightly', 'trove-user', 'alice', True),
+                         (created['name'], created['project_id'],
+                          created['user_id'], created['enabled']))
+        self.assertTrue(created['next_execution_time'].endswith('18:00:00'
+                                                                '+00:00'))
+        changed = self.api.update_policy(self.context, created['id'],
+                                         {'schedule': '0 4 * * *'})
+        self.assertEqual('0 4 * * *', changed['schedule'])
+        listed = self.api.list_policies(self.context,
+                                        instance_id='instance-1')
+        self.assertEqual([created['id']], [p['id'] for p in listed])
+        self.assertEqual([], self.api.list_policies(self.context,
+                                                    project_id='other'))
+        self.assertIsNone(self.api.delete_policy(self.context,
+                                                 created['id']))
+        self.assertEqual([], self.api.list_policies(self.context))
+
+    def test_errors_come_back_as_they_are(self):
+        error = self.assertRaises(exception.Invalid, self.create,
+                                  schedule='0 0 30 2 *')
+        self.assertIn('never runs', str(error))
+        self.assertRaises(exception.PolicyNotFound, self.api.delete_policy,
+                          self.context, uuidutils.generate_uuid())
+
+    def test_delete_policies_for_instance(self):
+        kept = self.create(instance_id='instance-2')
+        gone = [self.create()['id'], self.create()['id']]
+        deleted = self.api.delete_policies_for_instance(self.context,
+                                                        'instance-1')
+        self.assertEqual(sorted(gone), sorted(deleted))
+        self.assertEqual([kept['id']], [p['id'] for p in
+                                        self.api.list_policies(self.context)])
+
+
+class TestEngineRPCSQLite(_EngineRPCTests, base.TestCase):
+    DRIVER = 'sqlite'
+
+
+class TestEngineRPCPostgreSQL(_EngineRPCTests, base.TestCase):
+    DRIVER = 'postgresql'
+
+
+class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
+
+    DRIVER = 'sqlite'
+
+    def setUp(self):
+        super().setUp()
+        broker = self.useFixture(messaging_fixtures.Messaging(self,
+                                                              self.conf))
+        self.exchange = 'dbaas-test-%s' % uuidutils.generate_uuid()[:12]
+        broker.extra_exchanges.append(self.exchange)
+        broker.extra_queues.extend(
+            '%s.%s' % (self.exchange, priority)
+            for priority in ('info', 'warn', 'error', 'audit', 'debug',
+                             'critical', 'sample'))
+        self.flags(trove_notifications=True, group='engine')
+        self.flags(trove_notification_exchange=self.exchange,
+                   trove_notification_topics=[self.exchange],
+                   group='engine')
+        listener = notification_listener.get_listener(self.conf)
+        listener.start()
+        self.addCleanup(listener.wait)
+        self.addCleanup(listener.stop)
+        self.context = dbaas_context.RequestContext(project_id='p',
+                                                    user_id='u')
+
+    def notify(self, event_type, payload):
+        # Trove's side: its own configuration, its own exchange.
+        trove_conf = cfg.ConfigOpts()
+        fixture = self.useFixture(conffixture.ConfFixture(
+            trove_conf, transport_url=messaging_fixtures.transport_url()))
+        fixture.conf.set_override('control_exchange', self.exchange)
+        transport = messaging.get_notification_transport(trove_conf)
+        self.addCleanup(transport.cleanup)
+        notifier = messaging.Notifier(transport, 'trove-taskmanager.host',
+                                      driver='messagingv2',
+                                      topics=[self.exchange])
+        notifier.info({}, event_type, payload)
+
+    def test_deleted_instance_takes_its_policies(self):
+        for instance in ('deleted', 'deleted', 'alive'):
+            policies.create_policy(self.context, self.conf, {
+                'instance_id': instance, 'backend': 'fake',
+                'schedule': '@daily'})
+        self.notify('trove.instance.create', {'instance_id': 'alive'})
+        self.notify('trove.instance.delete', {'instance_id': 'deleted'})
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            left = {p.instance_id for p in db_api.list_policies(self.context)}
+            if left == {'alive'}:
+                break
+            time.sleep(0.1)
+        self.assertEqual({'alive'}, left)

@@ -1,0 +1,454 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The REST API, trusts and the worker against a real Keystone.
+
+Keystone runs in a subprocess (``keystone_fixture``); the REST API is
+served in this process over real HTTP with ``auth_strategy = keystone``;
+the worker's runner and poller are driven step by step against a fake
+Trove that, like Trove's keystonemiddleware, asks Keystone whether each
+token is valid and refuses (401) a token of another project than the URL's.
+"""
+
+import threading
+
+from cheroot import wsgi as cheroot_wsgi
+from keystoneauth1 import loading as ks_loading
+from keystonemiddleware import auth_token
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import requests
+
+from dbaas_scheduler.api import deploy
+from dbaas_scheduler.api import policy as api_policy
+from dbaas_scheduler.backends import loader
+from dbaas_scheduler.conf import service_credentials
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import keystone
+from dbaas_scheduler import notifications
+from dbaas_scheduler import policies
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional import fake_trove
+from dbaas_scheduler.tests.functional import keystone_fixture
+from dbaas_scheduler.worker import lifecycle
+from dbaas_scheduler.worker import poller
+
+AUTHTOKEN = 'keystone_authtoken'
+
+
+class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
+    """Keystone, the API on a free port, a fake Trove, a worker."""
+
+    def setUp(self):
+        super().setUp()
+        self.keystone = keystone_fixture.use_keystone(self)
+        self.trove_tokens = []
+        self.trove = self.useFixture(fake_trove.FakeTrove(
+            check_token=self.check_trove_token))
+        self.configure()
+        for reset in (keystone.reset, loader.reset, api_policy.reset,
+                      notifications.reset):
+            reset()
+            self.addCleanup(reset)
+        api_policy.get_enforcer(self.conf)
+        self.api_url = self.serve_api()
+        self.context = dbaas_context.get_admin_context()
+        self._tokens = {}
+        self._worker = None
+
+    def configure(self):
+        credentials = self.keystone.credentials()
+        self.flags(auth_strategy='keystone')
+        # Through the fixture, which unregisters them after the test: the
+        # [service_credentials] OptGroup object is shared by every
+        # ConfigOpts of the process, and the password plugin's required
+        # auth_url would be required of every later test's configuration.
+        password_options = ks_loading.get_auth_plugin_conf_options(
+            'password')
+        for group, options in auth_token.list_opts() + [
+                (service_credentials.GROUP, password_options),
+                (AUTHTOKEN, password_options)]:
+            self.config_fixture.register_opts(options, group=group)
+        self.flags(group=service_credentials.GROUP, **credentials)
+        # Bootstrap registers only the public identity endpoint.
+        self.flags(group=AUTHTOKEN, interface='public',
+                   www_authenticate_uri=self.keystone.auth_url,
+                   **credentials)
+        self.flags(group='trove', endpoint_override=self.trove.url)
+        self.flags(group='worker', retry_initial_delay=0.01,
+                   retry_max_delay=0.05, max_attempts=3)
+
+    def serve_api(self):
+        server = cheroot_wsgi.Server(
+            ('127.0.0.1', 0), deploy.deploy(self.conf), numthreads=2,
+            server_name='dbaas-scheduler-api')
+        # stop() waits for one turn of the serving loop (0.5 s by default).
+        server.expiration_interval = 0.05
+        server.prepare()
+        thread = threading.Thread(target=server.serve, daemon=True,
+                                  name='api-server')
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(server.stop)
+        return 'http://127.0.0.1:%d' % server.bind_addr[1]
+
+    def check_trove_token(self, token, project_id):
+        """What Trove's auth_token and policy would make of ``token``."""
+        body = self.keystone.validate_token(token) if token else None
+        if body is None:
+            raise fake_trove.TroveFault(401, 'The request you have made '
+                                             'requires authentication.')
+        if body.get('project', {}).get('id') != project_id:
+            raise fake_trove.TroveFault(401, 'The token is scoped to '
+                                             'another project.')
+        self.trove_tokens.append(body)
+
+    # Talking to the API ---------------------------------------------------
+
+    def token(self, user):
+        if user.id not in self._tokens:
+            self._tokens[user.id] = self.keystone.token(user)
+        return self._tokens[user.id]
+
+    def api(self, method, path, user=None, token=None, **kwargs):
+        """One request to the API, as ``user`` (or with ``token``)."""
+        headers = kwargs.pop('headers', {})
+        if user is not None:
+            token = self.token(user)
+        if token is not None:
+            headers['X-Auth-Token'] = token
+        return requests.request(method, self.api_url + path,
+                                headers=headers, timeout=30, **kwargs)
+
+    def create_policy(self, user, status=201, **values):
+        """Create a policy as ``user`` through the API; its JSON."""
+        body = dict(instance_id=self.trove.add_instance(
+            project_id=user.project_id), schedule='30 2 * * *')
+        body.update(values)
+        response = self.api('POST', '/v1/backup-policies', user,
+                            json={'backup_policy': body})
+        self.assertEqual(status, response.status_code, response.text)
+        return response.json().get('backup_policy')
+
+    def list_ids(self, user, path='/v1/backup-policies', **query):
+        """The ids a list request shows ``user``."""
+        response = self.api('GET', path, user, params=query)
+        self.assertEqual(200, response.status_code, response.text)
+        key = path.rsplit('/', 1)[-1].replace('-', '_')
+        return {item['id'] for item in response.json()[key]}
+
+    # The worker -----------------------------------------------------------
+
+    def stored_policy(self, policy_id):
+        return db_api.get_policy(self.context, policy_id)
+
+    def add_execution(self, policy_id):
+        policy = self.stored_policy(policy_id)
+        return db_api.create_execution(self.context, {
+            'policy_id': policy.id, 'project_id': policy.project_id,
+            'instance_id': policy.instance_id,
+            'scheduled_at': timeutils.utcnow(True), 'status': 'DISPATCHED'})
+
+    def worker(self):
+        """The worker's runner and poller (made once: closing costs 1 s)."""
+        if self._worker is None:
+            runner = lifecycle.ExecutionRunner(self.conf,
+                                               uuidutils.generate_uuid())
+            self._worker = runner, poller.BackupPoller(self.conf, runner)
+            self.addCleanup(self._worker[1].close)
+        return self._worker
+
+    def start_execution(self, policy_id):
+        """A new execution of the policy, claimed and started."""
+        execution = self.add_execution(policy_id)
+        runner, _ = self.worker()
+        self.assertEqual([execution.id],
+                         runner.run(self.context, [execution.id]))
+        return db_api.get_execution(self.context, execution.id)
+
+    def poll(self, execution_id):
+        """One pass of the poller; the execution afterwards."""
+        self.worker()[1].run_pass(self.context)
+        return db_api.get_execution(self.context, execution_id)
+
+    def run_execution(self, policy_id):
+        """Start a backup of the policy, then poll once; the execution."""
+        return self.poll(self.start_execution(policy_id).id)
+
+    def assertTrustBroken(self, execution, policy_id):
+        """The execution failed over the trust; the policy is paused."""
+        trust_id = self.stored_policy(policy_id).trust_id
+        self.assertEqual('FAILED', execution.status)
+        self.assertIn('Keystone trust %s' % trust_id, execution.fault)
+        self.assertIn('no longer works', execution.fault)
+        paused = self.stored_policy(policy_id)
+        self.assertFalse(paused.enabled)
+        self.assertIsNone(paused.next_execution_time)
+        self.assertIn('Keystone trust no longer works', paused.paused_reason)
+        self.assertIn(trust_id, paused.paused_reason)
+
+
+class TestAPIAuthentication(_KeystoneTestCase):
+    """auth_strategy = keystone: tokens, roles and projects."""
+
+    def test_request_without_a_token_is_refused(self):
+        response = self.api('GET', '/v1/backup-policies')
+        self.assertEqual(401, response.status_code)
+        self.assertIn(self.keystone.auth_url.rsplit('/', 1)[0],
+                      response.headers['WWW-Authenticate'])
+        response = self.api('GET', '/v1/backup-policies', token='not-a-token')
+        self.assertEqual(401, response.status_code)
+        self.assertEqual(401, self.api('POST', '/v1/backup-policies', json={
+            'backup_policy': {'instance_id': 'x', 'schedule': '@daily'}},
+        ).status_code)
+
+    def test_version_document_and_healthcheck_need_no_token(self):
+        response = self.api('GET', '/')
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertIn('versions', response.json())
+        response = self.api('GET', '/healthcheck')
+        self.assertEqual(200, response.status_code, response.text)
+
+    def test_member_creates_and_lists_in_its_project(self):
+        alice = self.keystone.alice
+        created = self.create_policy(alice)
+        self.assertEqual((self.keystone.project_a, alice.id),
+                         (created['project_id'], created['user_id']))
+        self.assertEqual({created['id']}, self.list_ids(alice))
+        response = self.api('GET', '/v1/backup-policies/%s' % created['id'],
+                            alice)
+        self.assertEqual(200, response.status_code, response.text)
+
+    def test_another_project_sees_nothing(self):
+        alice, bob = self.keystone.alice, self.keystone.bob
+        created = self.create_policy(alice)
+        execution = self.add_execution(created['id'])
+        path = '/v1/backup-policies/%s' % created['id']
+        self.assertEqual(set(), self.list_ids(bob))
+        for method in ('GET', 'DELETE'):
+            self.assertEqual(404, self.api(method, path, bob).status_code)
+        self.assertEqual(404, self.api('PATCH', path, bob, json={
+            'backup_policy': {'name': 'mine'}}).status_code)
+        self.assertEqual(set(), self.list_ids(bob, '/v1/executions',
+                                              policy_id=created['id']))
+        self.assertEqual(404, self.api(
+            'GET', '/v1/executions/%s' % execution.id, bob).status_code)
+        # Nothing of alice's changed, her trust included.
+        self.assertEqual({execution.id}, self.list_ids(alice,
+                                                       '/v1/executions'))
+        self.assertEqual('backup-%s' % created['instance_id'],
+                         self.api('GET', path, alice).json()
+                         ['backup_policy']['name'])
+        self.assertIsNotNone(self.keystone.get_trust(
+            self.stored_policy(created['id']).trust_id))
+
+    def test_reader_looks_but_does_not_change(self):
+        created = self.create_policy(self.keystone.alice)
+        carol = self.keystone.carol
+        path = '/v1/backup-policies/%s' % created['id']
+        self.assertEqual({created['id']}, self.list_ids(carol))
+        self.assertEqual(200, self.api('GET', path, carol).status_code)
+        self.create_policy(carol, status=403)
+        self.assertEqual(403, self.api('DELETE', path, carol).status_code)
+        self.assertEqual({created['id']},
+                         self.list_ids(self.keystone.alice))
+
+    def test_admin_lists_all_projects(self):
+        mine = self.create_policy(self.keystone.alice)
+        yours = self.create_policy(self.keystone.bob)
+        admin = self.keystone.admin
+        self.assertEqual({mine['id'], yours['id']},
+                         self.list_ids(admin, all_projects='true'))
+        self.assertEqual(set(), self.list_ids(admin))
+        response = self.api('GET', '/v1/backup-policies',
+                            self.keystone.alice,
+                            params={'all_projects': 'true'})
+        self.assertEqual(403, response.status_code, response.text)
+
+
+class TestTrusts(_KeystoneTestCase):
+    """A policy's trust: created with it, deleted with it."""
+
+    def test_policy_creation_makes_a_trust(self):
+        alice = self.keystone.alice
+        created = self.create_policy(alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        self.assertIsNotNone(trust_id)
+        trust = self.keystone.get_trust(trust_id)
+        self.assertEqual(
+            (alice.id, self.keystone.service_user.id,
+             self.keystone.project_a, True, ['member']),
+            (trust['trustor_user_id'], trust['trustee_user_id'],
+             trust['project_id'], trust['impersonation'],
+             [role['name'] for role in trust['roles']]))
+        self.assertIsNone(trust['expires_at'])
+        self.assertIsNone(trust['remaining_uses'])
+
+    def test_roles_the_user_lacks_are_refused(self):
+        self.flags(group='api', trust_roles=['member', 'admin'])
+        response = self.api('POST', '/v1/backup-policies',
+                            self.keystone.alice, json={'backup_policy': {
+                                'instance_id': uuidutils.generate_uuid(),
+                                'schedule': '30 2 * * *'}})
+        self.assertEqual(400, response.status_code, response.text)
+        detail = response.json()['errors'][0]['detail']
+        self.assertIn('Could not delegate your roles member, admin', detail)
+        self.assertIn('Keystone answered', detail)
+        self.assertEqual(set(), self.list_ids(self.keystone.alice))
+
+    def test_deleting_the_policy_deletes_the_trust(self):
+        created = self.create_policy(self.keystone.alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        response = self.api('DELETE', '/v1/backup-policies/%s'
+                            % created['id'], self.keystone.alice)
+        self.assertEqual(204, response.status_code, response.text)
+        self.assertIsNone(self.keystone.get_trust(trust_id))
+
+    def test_admin_deleting_the_policy_deletes_the_trust(self):
+        created = self.create_policy(self.keystone.alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        response = self.api('DELETE', '/v1/backup-policies/%s'
+                            % created['id'], self.keystone.admin)
+        self.assertEqual(204, response.status_code, response.text)
+        self.assertIsNone(self.keystone.get_trust(trust_id))
+
+    def test_deleting_without_a_token_deletes_the_trust(self):
+        # dbaas-scheduler-manage, or another service over RPC.
+        created = self.create_policy(self.keystone.alice)
+        stored = self.stored_policy(created['id'])
+        policies.delete_policy(self.context, self.conf, stored)
+        self.assertIsNone(self.keystone.get_trust(stored.trust_id))
+
+    def test_another_member_deleting_the_policy_deletes_the_trust(self):
+        # Keystone lets only the trustor (or an admin) delete a trust;
+        # DESIGN section 7: the trust is deleted with the policy.
+        created = self.create_policy(self.keystone.alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        colleague = self.keystone.add_user(
+            'colleague', self.keystone.project_a, ['member'])
+        response = self.api('DELETE', '/v1/backup-policies/%s'
+                            % created['id'], colleague)
+        self.assertEqual(204, response.status_code, response.text)
+        self.assertIsNone(self.keystone.get_trust(trust_id))
+
+
+class TestWorkerTrusts(_KeystoneTestCase):
+    """The worker acts in the user's project through the policy's trust."""
+
+    def test_backup_is_taken_in_the_users_project(self):
+        alice = self.keystone.alice
+        created = self.create_policy(alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        execution = self.run_execution(created['id'])
+        self.assertEqual('SUCCEEDED', execution.status, execution.fault)
+        [backup] = self.trove.backups(self.keystone.project_a)
+        self.assertEqual((execution.backup_id, created['instance_id']),
+                         (backup['id'], backup['instance_id']))
+        self.assertEqual([], self.trove.backups(self.keystone.project_b))
+        self.assertEqual([], self.trove.backups(
+            self.keystone.service_project_id))
+        # show instance, list, create, show backup: each with a token of
+        # alice in project A, obtained by the service user through the
+        # trust.
+        self.assertEqual(4, len(self.trove_tokens))
+        for token in self.trove_tokens:
+            self.assertEqual(
+                (self.keystone.project_a, alice.id, trust_id,
+                 self.keystone.service_user.id, True),
+                (token['project']['id'], token['user']['id'],
+                 token['OS-TRUST:trust']['id'],
+                 token['OS-TRUST:trust']['trustee_user']['id'],
+                 token['OS-TRUST:trust']['impersonation']))
+            self.assertEqual({'member', 'reader'},
+                             {role['name'] for role in token['roles']})
+        self.assertTrue(self.stored_policy(created['id']).enabled)
+
+    def trustor(self):
+        """A member of project A that the test may break."""
+        return self.keystone.add_user('trustor', self.keystone.project_a,
+                                      ['member'])
+
+    def test_trustor_losing_the_role_pauses_the_policy(self):
+        user = self.trustor()
+        created = self.create_policy(user)
+        self.keystone.remove_role(user, self.keystone.project_a, 'member')
+        execution = self.run_execution(created['id'])
+        self.assertTrustBroken(execution, created['id'])
+        self.assertIn('Keystone answered 403', execution.fault)
+        self.assertEqual([], self.trove.requests)
+
+    def test_trustor_deleted_pauses_the_policy(self):
+        user = self.trustor()
+        created = self.create_policy(user)
+        self.keystone.delete_user(user)
+        execution = self.run_execution(created['id'])
+        self.assertTrustBroken(execution, created['id'])
+        self.assertEqual([], self.trove.requests)
+
+    def test_trust_breaking_after_a_run_pauses_the_policy(self):
+        # The worker holds a trust-scoped token from the first run; Trove
+        # refuses it once Keystone revoked it, and a new one is refused.
+        user = self.trustor()
+        created = self.create_policy(user)
+        self.assertEqual('SUCCEEDED',
+                         self.run_execution(created['id']).status)
+        requests_before = len(self.trove.requests)
+        self.keystone.remove_role(user, self.keystone.project_a, 'member')
+        execution = self.run_execution(created['id'])
+        self.assertTrustBroken(execution, created['id'])
+        self.assertIn('Keystone answered 403', execution.fault)
+        # One request with the old token (401), then no new token.
+        self.assertEqual(requests_before + 1, len(self.trove.requests))
+        self.assertEqual(1, self.trove.create_count(created['instance_id']))
+
+    def test_trust_breaking_while_the_backup_runs(self):
+        user = self.trustor()
+        instance_id = self.trove.add_instance(
+            project_id=self.keystone.project_a, build_seconds=3600)
+        created = self.create_policy(user, instance_id=instance_id)
+        execution = self.start_execution(created['id'])
+        self.assertEqual('RUNNING', execution.status, execution.fault)
+        self.keystone.remove_role(user, self.keystone.project_a, 'member')
+        failed = self.poll(execution.id)
+        self.assertIn('the status of backup %s cannot be read'
+                      % failed.backup_id, failed.fault)
+        self.assertTrustBroken(failed, created['id'])
+
+    def test_wrong_service_password_does_not_pause_policies(self):
+        # Keystone answers 401 to a wrong password as to a deleted trust;
+        # a configuration error of the service must not pause every
+        # policy and tell their users to create them again.
+        created = self.create_policy(self.keystone.alice)
+        self.flags(group=service_credentials.GROUP, password='wrong')
+        execution = self.run_execution(created['id'])
+        self.assertEqual('FAILED', execution.status)
+        stored = self.stored_policy(created['id'])
+        self.assertEqual((True, None),
+                         (stored.enabled, stored.paused_reason))
+        self.assertIn('[service_credentials]', execution.fault)
+
+    def test_policy_without_a_trust_acts_as_the_service_user(self):
+        # Made by dbaas-scheduler-manage: no token, no trust.  The service
+        # user's own token is of project "service", and Trove refuses it
+        # in project A; that is no broken trust.
+        created = policies.create_policy(self.context, self.conf, {
+            'project_id': self.keystone.project_a,
+            'instance_id': self.trove.add_instance(
+                project_id=self.keystone.project_a),
+            'schedule': '30 2 * * *'})
+        self.assertIsNone(created.trust_id)
+        execution = self.run_execution(created.id)
+        self.assertEqual('FAILED', execution.status)
+        self.assertIn('Trove answered HTTP 401', execution.fault)
+        self.assertEqual([], self.trove_tokens)
+        self.assertTrue(self.stored_policy(created.id).enabled)

@@ -1,0 +1,298 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Real worker (and engine) processes over the real RabbitMQ.
+
+Trove is ``fake_trove`` in this process; the database is a provisioned
+one on the real PostgreSQL or MariaDB.  Workers are killed with SIGKILL at
+the two moments that matter -- between the backend's create and the
+recording of the backup id, and while the backup runs -- and another
+worker must finish the execution without a second backup.
+"""
+
+import datetime
+import gzip
+import os
+import signal
+import threading
+import time
+
+import fixtures
+import kombu
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from testtools import content
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import models
+from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional import fake_trove
+from dbaas_scheduler.tests.functional import messaging_fixtures
+from dbaas_scheduler.tests.functional import process_fixtures
+
+wait_until = process_fixtures.wait_until
+PROJECT = 'project-a'
+
+
+class _WorkerProcessTests(db_fixtures.DatabaseMixin):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(messaging_fixtures.Messaging(self, self.conf))
+        self.trove = self.useFixture(fake_trove.FakeTrove(
+            behaviour=fake_trove.BackupBehaviour(build_seconds=1)))
+        self.tempdir = self.useFixture(fixtures.TempDir()).path
+        self.processes = []
+        self.context = dbaas_context.get_admin_context()
+        self.addOnException(self._attach_logs)
+
+    def _attach_logs(self, exc_info):
+        for process in self.processes:
+            self.addDetail(os.path.basename(process.log_file),
+                           content.text_content(process.log()[-20000:]))
+
+    def _config(self, name, **groups):
+        database_url = self.engine.url.render_as_string(hide_password=False)
+        sections = {
+            'DEFAULT': {'transport_url': messaging_fixtures.transport_url(),
+                        'heartbeat_interval': 1},
+            'database': {'connection': database_url, 'retry_interval': 1,
+                         'max_retries': -1},
+            'engine': {'topic': self.conf.engine.topic, 'scan_interval': 0.2,
+                       'sweep_interval': 0.5, 'dispatch_timeout': 3},
+            'worker': {'topic': self.conf.worker.topic, 'lease_duration': 10,
+                       'poll_interval': 0.5, 'pool_size': 4,
+                       'retry_initial_delay': 0.1, 'retry_max_delay': 0.5},
+            'trove': {'endpoint_override': self.trove.url},
+            'service_credentials': {'auth_type': 'none'},
+        }
+        for group, options in groups.items():
+            sections.setdefault(group, {}).update(options)
+        path = os.path.join(self.tempdir, name + '.conf')
+        process_fixtures.write_config(path, sections)
+        return path
+
+    def start(self, program, name=None, **groups):
+        name = name or '%s-%d' % (program, len(self.processes))
+        process = self.useFixture(process_fixtures.ServiceProcess(
+            program, self._config(name, **groups),
+            os.path.join(self.tempdir, name + '.log')))
+        self.processes.append(process)
+        return process
+
+    def add_policy(self, **values):
+        row = dict(name='nightly', project_id=PROJECT,
+                   instance_id=self.trove.add_instance(),
+                   schedule_type='cron', schedule='30 2 * * *',
+                   timezone='UTC', next_execution_time=timeutils.utcnow(True)
+                   + datetime.timedelta(days=1))
+        row.update(values)
+        return db_api.create_policy(self.context, row)
+
+    def add_execution(self, policy, status='PENDING'):
+        return db_api.create_execution(self.context, {
+            'policy_id': policy.id, 'project_id': policy.project_id,
+            'instance_id': policy.instance_id, 'status': status,
+            'scheduled_at': timeutils.utcnow(True)})
+
+    def execution(self, execution_id):
+        return db_api.get_execution(self.context, execution_id)
+
+    def wait_for(self, predicate, timeout, message):
+        """Wait for ``predicate``; fail at once if a process has died."""
+        def done_or_dead():
+            return predicate() or self.dead()
+        wait_until(done_or_dead, timeout, 0.2)
+        self.assertEqual([], self.dead(), 'processes died')
+        self.assertTrue(predicate(), message())
+
+    def wait_for_workers(self, count):
+        """Wait until ``count`` workers listen (their row follows start)."""
+        def listening():
+            return len([row for row in db_services.list_services(self.context)
+                        if row.binary == 'dbaas-scheduler-worker']) >= count
+        self.wait_for(listening, 60, lambda: 'workers did not start')
+
+    def dead(self):
+        """Processes that exited, or whose service keeps crashing."""
+        return [os.path.basename(p.log_file) for p in self.processes
+                if (p.process.poll() is not None and not p.killed)
+                or 'Unhandled error' in p.log()]
+
+    def wait_for_status(self, execution_id, status, timeout=60):
+        self.wait_for(
+            lambda: self.execution(execution_id).status == status, timeout,
+            lambda: 'execution %s is %s, not %s' % (
+                execution_id, self.execution(execution_id).status, status))
+        return self.execution(execution_id)
+
+    def test_engine_and_workers_take_every_due_backup_once(self):
+        policies = [self.add_policy(next_execution_time=timeutils.utcnow(
+            True) - datetime.timedelta(seconds=1)) for _ in range(30)]
+        self.start('worker')
+        self.start('worker')
+        self.start('engine')
+        table = models.BackupExecution.__table__
+
+        def succeeded():
+            with self.engine.connect() as connection:
+                return connection.execute(
+                    sa.select(sa.func.count()).select_from(table).where(
+                        table.c.status == 'SUCCEEDED')).scalar()
+        self.wait_for(lambda: succeeded() == 30, 90,
+                      lambda: '%d of 30 succeeded' % succeeded())
+        for policy in policies:
+            self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        with self.engine.connect() as connection:
+            workers = connection.execute(
+                sa.select(sa.func.count(sa.distinct(table.c.owner)))).scalar()
+        self.assertGreaterEqual(workers, 1)
+
+    def test_the_same_message_twice_makes_one_backup(self):
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        self.start('worker')
+        self.start('worker')
+        self.wait_for_workers(2)
+        api = rpcapi.WorkerAPI(self.conf)
+        api.backup_database_instance(self.context, execution.id)
+        api.backup_database_instances(self.context, [execution.id])
+        api.backup_database_instance(self.context, execution.id)
+        self.wait_for_status(execution.id, 'SUCCEEDED')
+        time.sleep(1)
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        self.assertEqual(1, self.execution(execution.id).attempts)
+
+    def test_a_busy_worker_leaves_messages_for_others(self):
+        # Slow creates: each of the first worker's two threads is busy for
+        # seconds.  It must not take the whole burst off the broker.
+        self.trove.inject_delay(2, operation=fake_trove.BACKUP_CREATE)
+        executions = [self.add_execution(self.add_policy())
+                      for _ in range(12)]
+        self.start('worker', worker={'pool_size': 2})
+        self.wait_for_workers(1)
+        api = rpcapi.WorkerAPI(self.conf)
+        for execution in executions:
+            api.backup_database_instance(self.context, execution.id)
+        time.sleep(1)
+        # Two being handled and at most two prefetched: the rest wait.
+        self.assertGreaterEqual(self.messages_ready(), 6)
+        self.start('worker', worker={'pool_size': 2})
+        self.wait_for(
+            lambda: all(self.execution(e.id).backup_id for e in executions),
+            60, lambda: 'not every backup was started')
+        owners = {self.execution(e.id).owner for e in executions}
+        self.assertEqual(2, len(owners))
+
+    def messages_ready(self):
+        url = messaging_fixtures.transport_url().replace('rabbit://',
+                                                         'amqp://', 1)
+        with kombu.Connection(url) as connection:
+            _, count, _ = connection.channel().queue_declare(
+                queue=self.conf.worker.topic, passive=True)
+        return count
+
+    def test_worker_killed_between_create_and_record(self):
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        # Trove stores the backup, then its answer takes a long time: the
+        # worker is killed while it waits for the backup id.
+        serve, answered = self.trove._create_backup, threading.Event()
+
+        def store_then_stall(*args):
+            result = serve(*args)
+            answered.wait(60)
+            return result
+        self.trove._create_backup = store_then_stall
+        self.addCleanup(answered.set)
+        first = self.start('worker')
+        self.wait_for_workers(1)
+        rpcapi.WorkerAPI(self.conf).backup_database_instance(self.context,
+                                                             execution.id)
+        self.wait_for(
+            lambda: self.trove.create_count(policy.instance_id) == 1, 30,
+            lambda: 'no backup was created')
+        first.kill(signal.SIGKILL)
+        self.trove._create_backup = serve
+        answered.set()
+        self.assertIsNone(self.execution(execution.id).backup_id)
+
+        # Another worker, and an engine whose sweep hands the execution
+        # over once the dead worker's lease has expired.
+        self.start('worker')
+        self.start('engine')
+        done = self.wait_for_status(execution.id, 'SUCCEEDED', timeout=60)
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        [backup] = self.trove.backups(PROJECT)
+        self.assertEqual(backup['id'], done.backup_id)
+        self.assertEqual(2, done.attempts)
+
+    def test_worker_killed_while_the_backup_runs(self):
+        instance = self.trove.add_instance(build_seconds=8)
+        policy = self.add_policy(instance_id=instance)
+        execution = self.add_execution(policy)
+        first = self.start('worker')
+        self.wait_for_workers(1)
+        rpcapi.WorkerAPI(self.conf).backup_database_instance(self.context,
+                                                             execution.id)
+        self.wait_for(lambda: self.execution(execution.id).backup_id, 30,
+                      lambda: 'no backup id was recorded')
+        started = self.execution(execution.id)
+        first.kill(signal.SIGKILL)
+
+        self.start('worker')
+        self.start('engine')
+        done = self.wait_for_status(execution.id, 'SUCCEEDED', timeout=60)
+        self.assertEqual(started.backup_id, done.backup_id)
+        self.assertNotEqual(started.owner, done.owner)
+        self.assertEqual(2, done.attempts)
+        self.assertEqual(1, self.trove.create_count(instance))
+
+    def test_local_backend_backs_up_the_real_database(self):
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                'CREATE TABLE guestbook (id INTEGER PRIMARY KEY, '
+                'entry VARCHAR(64))'))
+            connection.execute(sa.text(
+                "INSERT INTO guestbook VALUES (1, 'kept by the local "
+                "backend')"))
+        backups = os.path.join(self.tempdir, 'backups')
+        local = {'instances': 'main:%s' % self.engine.url.render_as_string(
+            hide_password=False), 'backup_dir': backups}
+        policy = self.add_policy(
+            instance_id='main', backend='local', keep_last=1,
+            next_execution_time=timeutils.utcnow(True)
+            - datetime.timedelta(seconds=1))
+        self.start('worker', local_backend=local)
+        self.start('engine', local_backend=local)
+        self.wait_for(
+            lambda: db_api.list_executions(self.context, policy.id), 30,
+            lambda: 'the engine recorded no execution')
+        [execution] = db_api.list_executions(self.context, policy.id)
+        done = self.wait_for_status(execution.id, 'SUCCEEDED', timeout=90)
+        [dump] = [name for name in os.listdir(os.path.join(backups, 'main'))
+                  if name.startswith(done.backup_id) and '.json' not in name]
+        with gzip.open(os.path.join(backups, 'main', dump), 'rt') as stream:
+            text = stream.read()
+        self.assertIn('guestbook', text)
+        self.assertIn('kept by the local backend', text)
+
+
+class TestWorkerProcessesMySQL(_WorkerProcessTests, base.TestCase):
+    DRIVER = 'mysql'
+
+
+class TestWorkerProcessesPostgreSQL(_WorkerProcessTests, base.TestCase):
+    DRIVER = 'postgresql'

@@ -1,0 +1,71 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""RPC plumbing: the bounded pool that keeps a worker from hoarding."""
+
+import threading
+import time
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_messaging import conffixture
+from oslotest import base
+
+from dbaas_scheduler import rpc
+
+
+class TestBoundedThreadPoolExecutor(base.BaseTestCase):
+
+    def test_submit_waits_while_every_thread_is_busy(self):
+        pool = rpc.BoundedThreadPoolExecutor(max_workers=2)
+        self.addCleanup(pool.shutdown)
+        release = threading.Event()
+        for _ in range(2):
+            pool.submit(release.wait)
+        third = threading.Thread(target=pool.submit, args=(time.sleep, 0))
+        third.start()
+        third.join(0.3)
+        self.assertTrue(third.is_alive(), 'submit did not wait')
+        release.set()
+        third.join(5)
+        self.assertFalse(third.is_alive())
+
+    def test_results_and_errors_pass_through(self):
+        pool = rpc.BoundedThreadPoolExecutor(max_workers=1)
+        self.addCleanup(pool.shutdown)
+        self.assertEqual(4, pool.submit(lambda x: x * 2, 2).result())
+        self.assertRaises(ZeroDivisionError,
+                          pool.submit(lambda: 1 / 0).result)
+        # The slot of a failed call was given back.
+        self.assertEqual(1, pool.submit(lambda: 1).result(timeout=5))
+
+
+class TestGetServer(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        conf = cfg.ConfigOpts()
+        self.useFixture(conffixture.ConfFixture(conf,
+                                                transport_url='fake:/'))
+        conf([], default_config_files=[])
+        rpc._TRANSPORT = messaging.get_rpc_transport(conf)
+        self.addCleanup(rpc.cleanup)
+
+    def test_server_uses_the_bounded_pool(self):
+        # Guards the replacement of oslo.messaging's executor class: if a
+        # release renames the attribute, the server would quietly hoard.
+        server = rpc.get_server(messaging.Target(topic='t', server='h'),
+                                [object()])
+        server.start(override_pool_size=3)
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.assertIsInstance(server._work_executor,
+                              rpc.BoundedThreadPoolExecutor)

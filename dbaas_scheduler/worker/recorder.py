@@ -1,0 +1,125 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Recording backup ids as soon as they are known, many per transaction.
+
+The backend's backup id must be in the database before the worker goes on
+(a worker that dies afterwards is resumed from it), so each thread waits
+for its id to be committed.  Every transaction costs the database a round
+trip more than its statement (oslo.db pings each connection it checks
+out) and a commit: instead of one transaction per id, a recorder thread
+commits together the ids that arrived while the previous commit ran
+(group commit).  A lone id waits for nothing more than its own commit.
+"""
+
+import queue
+import threading
+
+from oslo_log import log as logging
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import worker as db_worker
+
+LOG = logging.getLogger(__name__)
+
+# Most ids committed in one transaction.
+MAX_BATCH = 200
+
+
+class _Pending:
+    def __init__(self, execution_id, backup_id):
+        self.execution_id = execution_id
+        self.backup_id = backup_id
+        self.done = threading.Event()
+        self.recorded = False
+        self.error = None
+
+
+class BackupIdRecorder:
+    """One per worker process; ``record`` may be called from any thread."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self._queue = queue.Queue()
+        self._thread = None
+        self._lock = threading.Lock()
+
+    def record(self, execution_id, backup_id):
+        """Commit ``backup_id``; False if ``owner`` no longer holds it."""
+        self._ensure_thread()
+        pending = _Pending(execution_id, backup_id)
+        self._queue.put(pending)
+        pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return pending.recorded
+
+    def stop(self):
+        with self._lock:
+            if self._thread is not None:
+                self._queue.put(None)
+                self._thread.join()
+                self._thread = None
+
+    def _ensure_thread(self):
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name='backup-id-recorder', daemon=True)
+                self._thread.start()
+
+    def _run(self):
+        context = dbaas_context.get_admin_context()
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                batch.append(item)
+            self._commit(context, batch)
+
+    def _commit(self, context, batch):
+        try:
+            recorded = db_worker.record_backup_ids(
+                context, self.owner,
+                [(item.execution_id, item.backup_id) for item in batch])
+        except Exception:
+            if len(batch) == 1:
+                self._commit_alone(context, batch[0])
+            else:
+                # One bad row must not fail the others: one at a time, so
+                # that each thread gets its own answer.
+                LOG.warning('Recording %d backup ids together failed; '
+                            'recording them one by one', len(batch),
+                            exc_info=True)
+                for item in batch:
+                    self._commit_alone(context, item)
+        else:
+            for item in batch:
+                item.recorded = item.execution_id in recorded
+                item.done.set()
+
+    def _commit_alone(self, context, item):
+        try:
+            item.recorded = db_worker.record_backup_id(
+                context, item.execution_id, self.owner, item.backup_id)
+        except Exception as exc:
+            item.error = exc
+        finally:
+            item.done.set()
