@@ -185,7 +185,7 @@ class _EngineProcessTests(db_fixtures.DatabaseMixin):
         with self.engine.connect() as connection:
             slots = connection.execute(
                 sa.select(table.c.policy_id, table.c.scheduled_at,
-                          table.c.status)).all()
+                          table.c.status, table.c.status_reason)).all()
             next_times = dict(connection.execute(
                 sa.select(policies.c.id,
                           policies.c.next_execution_time)).all())
@@ -200,8 +200,17 @@ class _EngineProcessTests(db_fixtures.DatabaseMixin):
                 slot += datetime.timedelta(seconds=2)
             self.assertEqual(expected, times, policy_id)
             self.assertGreaterEqual(len(times), 4)
-            self.assertEqual({'DISPATCHED'},
-                             {row.status for row in by_policy[policy_id]})
+            # On a loaded machine a tick can come more than one interval
+            # late: the slot it passed over is then recorded SKIPPED
+            # ("missed") and the next slot runs in the same tick -- still
+            # one row per slot, never two runs, never a silent gap.
+            rows = sorted(by_policy[policy_id], key=lambda r: r.scheduled_at)
+            for number, row in enumerate(rows):
+                if row.status == 'SKIPPED':
+                    self.assertEqual('missed', row.status_reason)
+                    self.assertEqual('DISPATCHED', rows[number + 1].status)
+                else:
+                    self.assertEqual('DISPATCHED', row.status)
 
     def test_broker_outage_during_a_burst(self):
         host, port = urllib.parse.urlsplit(_rabbit_url()).hostname, \
