@@ -91,6 +91,18 @@ class ExecutionExists(Conflict):
                'the slot %(scheduled_at)s.')
 
 
+class ServiceUnavailable(DbaasSchedulerException):
+    """A service this one depends on is down; the request may work later."""
+
+    msg_fmt = ('A service the backup service depends on is unavailable, '
+               'try again later: %(reason)s')
+
+
+class KeystoneUnavailable(ServiceUnavailable):
+    msg_fmt = ('Keystone is unreachable, try again later. %(consequence)s '
+               '(%(reason)s)')
+
+
 class Forbidden(DbaasSchedulerException):
     msg_fmt = ('Policy %(action)s does not allow this request. Ask an '
                'administrator of your project for the role it needs.')

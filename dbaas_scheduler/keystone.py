@@ -17,6 +17,12 @@ project and the roles of ``[api] trust_roles``, with impersonation, so that
 Trove sees the user's project (and user).  The worker then authenticates
 as the service user scoped to that trust; deleting the policy deletes the
 trust.  Tokens and passwords are never logged.
+
+Keystone refusing a trust (a 4xx answer: the user lacks a role to
+delegate, say) is a :class:`TrustError`, which the REST API answers 400;
+Keystone that cannot be reached or fails (connection errors, timeouts,
+5xx) is :class:`~dbaas_scheduler.exception.KeystoneUnavailable`, answered
+503: the same request may succeed later.
 """
 
 import threading
@@ -40,6 +46,11 @@ _IDENTITY = {'service_type': 'identity', 'interface': 'public',
 _SCOPE_OPTIONS = ('project_id', 'project_name', 'project_domain_id',
                   'project_domain_name', 'domain_id', 'domain_name',
                   'system_scope')
+
+# Keystone being down, overloaded or unreachable, rather than refusing the
+# request: the same request may well succeed later.
+_UNAVAILABLE = (ks_exc.ConnectionError, ks_exc.HttpServerError,
+                ks_exc.RequestTimeout)
 
 _service_session = None
 _lock = threading.Lock()
@@ -94,6 +105,16 @@ def create_trust(conf, context):
                 'project_id': context.project_id,
                 'impersonation': True,
                 'roles': [{'name': role} for role in roles]}})
+    except _UNAVAILABLE as exc:
+        # Nothing was stored yet: no policy is left without its trust.
+        LOG.warning('Could not create a trust for user %s in project %s: '
+                    'Keystone is unavailable: %s', context.user_id,
+                    context.project_id, _reason(exc))
+        raise exception.KeystoneUnavailable(
+            consequence='The backup policy was not created: the backup '
+                        'service could not create the Keystone trust it '
+                        'needs to act for you.',
+            reason=_reason(exc))
     except ks_exc.ClientException as exc:
         raise TrustError(roles=', '.join(roles),
                          project_id=context.project_id,

@@ -18,6 +18,8 @@ here -- and keep ``next_execution_time`` consistent: set while a policy is
 enabled, NULL while it is not.
 """
 
+import datetime
+
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -30,6 +32,32 @@ from dbaas_scheduler import keystone
 from dbaas_scheduler import schedule
 
 LOG = logging.getLogger(__name__)
+
+
+def parse_time(value, name):
+    """An ISO 8601 time given by a caller; without an offset it is UTC."""
+    if isinstance(value, datetime.datetime):
+        parsed = value
+    else:
+        try:
+            parsed = datetime.datetime.fromisoformat(value.strip())
+        except (AttributeError, ValueError):
+            raise exception.Invalid(
+                reason='%s must be an ISO 8601 date and time such as '
+                       '2027-01-31T02:30:00Z, not %r.' % (name, value))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.astimezone(datetime.timezone.utc)
+
+
+def parse_times(values):
+    """``values`` with its ``start_at`` and ``end_at`` parsed, if given."""
+    values = dict(values)
+    for field in ('start_at', 'end_at'):
+        if values.get(field) is not None:
+            values[field] = parse_time(values[field], field)
+    return values
+
 
 # What a user may set on a policy.
 USER_FIELDS = (
@@ -175,8 +203,7 @@ def delete_policies_for_instance(context, conf, instance_id):
     For an instance that no longer exists (Trove deleted it).  Disabling
     first stops new runs at once, even if a delete then fails.
     """
-    found = [p for p in db_api.list_policies(context)
-             if p.instance_id == instance_id]
+    found = db_api.list_policies(context, instance_id=instance_id)
     for policy in found:
         pause_policy(context, policy,
                      'instance %s was deleted' % instance_id)
@@ -243,19 +270,31 @@ def delete_policy(context, conf, policy):
 def run_policy(context, policy, worker_api, now=None):
     """Take a backup now: a manual execution, subject to overlap rules.
 
-    The execution is recorded first; if the cast fails the engine's sweep
-    sends it later.
+    The execution is recorded, and made the policy's last one, in one
+    transaction; then it is cast to the workers and marked DISPATCHED, as
+    the engine does with scheduled runs.  If the cast fails the engine's
+    sweep sends it later.
     """
     now = now or timeutils.utcnow(True)
-    execution = db_api.create_execution(context, {
+    execution = db_api.record_manual_run(context, {
         'policy_id': policy.id, 'project_id': policy.project_id,
         'instance_id': policy.instance_id, 'scheduled_at': now,
         'trigger': enums.ExecutionTrigger.MANUAL,
         'status': enums.ExecutionStatus.PENDING, 'created_at': now})
+    cast_at = timeutils.utcnow(True)
     try:
         worker_api.backup_database_instance(context, execution.id)
     except Exception as exc:
         LOG.warning('Execution %s of policy %s: the cast failed (%s); the '
                     'engine will send it again', execution.id, policy.id,
                     exc)
-    return execution
+        return execution
+    try:
+        db_api.mark_executions_dispatched(context, [execution.id], cast_at)
+        return db_api.get_execution(context, execution.id)
+    except Exception as exc:
+        # It is recorded and on its way: failing the request now would
+        # only make the user start a second run.
+        LOG.warning('Execution %s of policy %s was cast but could not be '
+                    'marked DISPATCHED: %s', execution.id, policy.id, exc)
+        return execution

@@ -33,9 +33,9 @@ class EngineAPI:
     For other services -- Trove above all -- that manage backup policies
     over oslo.messaging.  Every method is a call: it waits for an engine
     and returns its answer, or raises what the engine raised
-    (``dbaas_scheduler.exception.Invalid`` or ``NotFound``, as
-    ``oslo_messaging.RemoteError`` when the caller does not have this
-    package).
+    (``dbaas_scheduler.exception.Invalid``, ``NotFound`` or
+    ``ServiceUnavailable``, as ``oslo_messaging.RemoteError`` when the
+    caller does not have this package).
 
     API version history:
 

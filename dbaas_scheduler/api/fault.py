@@ -39,6 +39,7 @@ STATUS_OF = (
     (exception.Forbidden, 403),
     (exception.NotFound, 404),
     (exception.Conflict, 409),
+    (exception.ServiceUnavailable, 503),
 )
 
 

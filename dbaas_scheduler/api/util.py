@@ -20,6 +20,7 @@ from oslo_utils import timeutils
 import webob
 
 from dbaas_scheduler import exception
+from dbaas_scheduler import policies
 
 UTC = datetime.timezone.utc
 CONTEXT_KEY = 'dbaas_scheduler.context'
@@ -55,17 +56,22 @@ def isotime(value):
     return value.astimezone(UTC).replace(tzinfo=None).isoformat() + 'Z'
 
 
-def parse_time(value, name):
-    """An ISO 8601 time from a request; without an offset it is UTC."""
+def isotime_text(value):
+    """A stored ISO 8601 time (a string) as :func:`isotime` writes it.
+
+    Times kept inside JSON columns were written by ``isoformat()``
+    (``+00:00``); the API shows every time alike.  One without an offset
+    is UTC; text that is no time is shown as it is.
+    """
+    if not isinstance(value, str):
+        return value
     try:
-        parsed = datetime.datetime.fromisoformat(value.strip())
-    except (AttributeError, ValueError):
-        raise exception.Invalid(
-            reason='%s must be an ISO 8601 date and time such as '
-                   '2027-01-31T02:30:00Z, not %r.' % (name, value))
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return value
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return isotime(parsed)
 
 
 def extract_json(req, schema):
@@ -114,7 +120,7 @@ PARSERS = {
     'bool': _parse_bool,
     'int': _parse_int,
     'str': lambda value, name: value,
-    'time': parse_time,
+    'time': policies.parse_time,
 }
 
 

@@ -25,6 +25,7 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_log import log as logging
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 from sqlalchemy.engine import url as sa_url
 
@@ -167,11 +168,41 @@ def delete_policy(context, policy_id):
 
 
 @context_manager.reader
-def list_policies(context):
-    """Every policy, by name."""
-    query = sa.select(models.BackupPolicy).order_by(
-        models.BackupPolicy.name, models.BackupPolicy.id)
+def list_policies(context, project_id=None, instance_id=None):
+    """Policies (of one project, of one instance), by name.
+
+    The filters are SQL conditions, served by the indexes on
+    ``project_id`` and ``instance_id``: deleting an instance's policies
+    must not read every policy of the cloud.
+    """
+    query = sa.select(models.BackupPolicy)
+    if project_id is not None:
+        query = query.where(models.BackupPolicy.project_id == project_id)
+    if instance_id is not None:
+        query = query.where(models.BackupPolicy.instance_id == instance_id)
+    query = query.order_by(models.BackupPolicy.name, models.BackupPolicy.id)
     return list(context.session.scalars(query))
+
+
+@context_manager.writer
+def record_manual_run(context, values):
+    """Insert a manual execution and make it its policy's last one.
+
+    One transaction, as the engine's tick does for scheduled runs, and in
+    the tick's order (the policy row, then the execution), so that the
+    two cannot deadlock.  A policy deleted meanwhile raises
+    PolicyNotFound and inserts nothing.
+    """
+    values = dict(values)
+    values.setdefault('id', uuidutils.generate_uuid())
+    table = models.BackupPolicy.__table__
+    matched = context.session.execute(
+        sa.update(table).where(table.c.id == values['policy_id'])
+        .values(last_execution_id=values['id'],
+                updated_at=timeutils.utcnow(True))).rowcount
+    if not matched:
+        raise exception.PolicyNotFound(policy_id=values['policy_id'])
+    return create_execution(context, values)
 
 
 @context_manager.reader
@@ -359,19 +390,28 @@ def insert_executions(context, executions):
 
 
 @context_manager.writer
-def mark_executions_dispatched(context, execution_ids, now):
-    """PENDING -> DISPATCHED for executions that were cast.
+def mark_executions_dispatched(context, execution_ids, cast_at):
+    """PENDING -> DISPATCHED for executions that were cast at ``cast_at``.
 
     A worker may already have claimed one (it can be faster than this
-    update); the status condition leaves those alone.
+    update, and in the all-in-one process often is): its status stays
+    what the worker made it, but it still gets its ``dispatched_at``, so
+    that every execution a worker took shows when it was handed over.
+    ``cast_at`` is taken before the cast, and so is never later than the
+    worker's ``started_at``.  An execution already stamped (cast again by
+    a sweep meanwhile) is left alone.
     """
     if not execution_ids:
         return 0
+    status = sa.case(
+        (_EXECUTION.c.status == enums.ExecutionStatus.PENDING,
+         enums.ExecutionStatus.DISPATCHED),
+        else_=_EXECUTION.c.status)
     statement = (
         sa.update(_EXECUTION)
         .where(_EXECUTION.c.id.in_(execution_ids),
-               _EXECUTION.c.status == enums.ExecutionStatus.PENDING)
-        .values(status=enums.ExecutionStatus.DISPATCHED, dispatched_at=now))
+               _EXECUTION.c.dispatched_at.is_(None))
+        .values(status=status, dispatched_at=cast_at))
     return context.session.execute(statement).rowcount
 
 

@@ -26,9 +26,13 @@ Policy = models.BackupPolicy
 Execution = models.BackupExecution
 
 
-def _after_marker(session, model, marker, columns, descending):
+def _after_marker(session, model, marker, columns, descending,
+                  project_id=None):
     row = session.get(model, marker)
-    if row is None:
+    # Another project's item is no more a marker than an unknown id: its
+    # existence and its place in the order are not this caller's to learn.
+    if row is None or (project_id is not None
+                       and row.project_id != project_id):
         raise exception.Invalid(
             reason='marker %s is not an item of this list.' % marker)
     values = tuple(getattr(row, column.key) for column in columns)
@@ -53,7 +57,7 @@ def list_policies(context, project_id=None, instance_id=None, enabled=None,
     columns = (Policy.created_at, Policy.id)
     if marker is not None:
         query = query.where(_after_marker(context.session, Policy, marker,
-                                          columns, False))
+                                          columns, False, project_id))
     query = query.order_by(*columns)
     if limit:
         query = query.limit(limit)
@@ -77,7 +81,7 @@ def list_executions(context, project_id=None, policy_id=None,
     columns = (Execution.scheduled_at, Execution.id)
     if marker is not None:
         query = query.where(_after_marker(context.session, Execution,
-                                          marker, columns, True))
+                                          marker, columns, True, project_id))
     query = query.order_by(*[column.desc() for column in columns])
     if limit:
         query = query.limit(limit)

@@ -68,8 +68,8 @@ def cast_executions(worker_api, context, execution_ids, per_message):
 
 def dispatch(worker_api, context, execution_ids, per_message):
     """Cast new (PENDING) executions and mark those sent DISPATCHED."""
+    cast_at = timeutils.utcnow(True)
     sent = cast_executions(worker_api, context, execution_ids, per_message)
     if sent:
-        db_api.mark_executions_dispatched(context, sent,
-                                          timeutils.utcnow(True))
+        db_api.mark_executions_dispatched(context, sent, cast_at)
     return sent

@@ -41,16 +41,17 @@ class EngineManager:
     def __init__(self, conf):
         self.conf = conf
 
-    @messaging.expected_exceptions(exception.Invalid)
+    @messaging.expected_exceptions(exception.Invalid,
+                                   exception.ServiceUnavailable)
     def create_policy(self, context, values):
-        return _as_message(policies.create_policy(context, self.conf,
-                                                  values))
+        return _as_message(policies.create_policy(
+            context, self.conf, policies.parse_times(values)))
 
     @messaging.expected_exceptions(exception.Invalid, exception.NotFound)
     def update_policy(self, context, policy_id, changes):
         policy = policies.get_policy(context, policy_id)
-        return _as_message(policies.update_policy(context, self.conf, policy,
-                                                  changes))
+        return _as_message(policies.update_policy(
+            context, self.conf, policy, policies.parse_times(changes)))
 
     @messaging.expected_exceptions(exception.NotFound)
     def delete_policy(self, context, policy_id):
@@ -58,9 +59,8 @@ class EngineManager:
                                policies.get_policy(context, policy_id))
 
     def list_policies(self, context, project_id=None, instance_id=None):
-        return [_as_message(policy) for policy in db_api.list_policies(context)
-                if project_id in (None, policy.project_id)
-                and instance_id in (None, policy.instance_id)]
+        return [_as_message(policy) for policy in db_api.list_policies(
+            context, project_id=project_id, instance_id=instance_id)]
 
     def delete_policies_for_instance(self, context, instance_id):
         return policies.delete_policies_for_instance(context, self.conf,

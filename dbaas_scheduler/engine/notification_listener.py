@@ -13,10 +13,10 @@
 
 When ``[engine] trove_notifications`` is on, engines consume Trove's
 notifications (exchange ``[engine] trove_notification_exchange``, topics
-``[engine] trove_notification_topics``, one shared pool, so that each
-notification is handled by one engine) and, on ``trove.instance.delete``,
-disable and then delete the instance's backup policies.  Their executions
-stay as history.
+``[engine] trove_notification_topics``, one pool shared by the engines,
+so that each notification is handled by one engine) and, on
+``trove.instance.delete``, disable and then delete the instance's backup
+policies.  Their executions stay as history.
 """
 
 from oslo_log import log as logging
@@ -28,7 +28,16 @@ from dbaas_scheduler import policies
 LOG = logging.getLogger(__name__)
 
 EVENT_TYPE = 'trove.instance.delete'
-POOL = 'dbaas-scheduler-engine'
+
+
+def pool_name(conf):
+    """The engines' notification pool, which names its queue on the broker.
+
+    Never the engine's RPC topic: the RPC server's queue is named after the
+    topic, and a listener whose pool had the same name would share that
+    queue, each consumer receiving some of the other's messages.
+    """
+    return '%s-trove-notifications' % conf.engine.topic
 
 
 class TroveNotificationEndpoint:
@@ -63,4 +72,4 @@ def get_listener(conf):
                for topic in conf.engine.trove_notification_topics]
     return messaging.get_notification_listener(
         transport, targets, [TroveNotificationEndpoint(conf)],
-        executor='threading', pool=POOL)
+        executor='threading', pool=pool_name(conf))

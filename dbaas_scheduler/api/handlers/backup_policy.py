@@ -52,11 +52,7 @@ def serialize(req, backup_policy):
 
 def _values(body):
     """User fields of a request body, with times parsed."""
-    values = dict(body)
-    for field in ('start_at', 'end_at'):
-        if values.get(field) is not None:
-            values[field] = util.parse_time(values[field], field)
-    return values
+    return policies.parse_times(body)
 
 
 def load(req, rule):

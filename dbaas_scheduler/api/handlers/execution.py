@@ -30,11 +30,20 @@ _TIMES = ('scheduled_at', 'created_at', 'dispatched_at', 'started_at',
           'finished_at')
 
 
+def _deleted_backup(backup):
+    """A backup retention deleted, its time written like every other."""
+    shown = dict(backup)
+    if 'created_at' in shown:
+        shown['created_at'] = util.isotime_text(shown['created_at'])
+    return shown
+
+
 def serialize(req, execution):
     body = {field: getattr(execution, field) for field in FIELDS}
     for field in _TIMES:
         body[field] = util.isotime(body[field])
-    body['deleted_backups'] = body['deleted_backups'] or []
+    body['deleted_backups'] = [_deleted_backup(backup)
+                               for backup in body['deleted_backups'] or []]
     body['links'] = [{'rel': 'self', 'href': '%s/v1/executions/%s' % (
         req.application_url, execution.id)}]
     return body

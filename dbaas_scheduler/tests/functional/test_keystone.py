@@ -18,6 +18,7 @@ Trove that, like Trove's keystonemiddleware, asks Keystone whether each
 token is valid and refuses (401) a token of another project than the URL's.
 """
 
+import socket
 import threading
 
 from cheroot import wsgi as cheroot_wsgi
@@ -44,6 +45,14 @@ from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 
 AUTHTOKEN = 'keystone_authtoken'
+
+
+def closed_port_url():
+    """An identity URL on 127.0.0.1 where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    return 'http://127.0.0.1:%d/v3' % port
 
 
 class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
@@ -305,6 +314,56 @@ class TestTrusts(_KeystoneTestCase):
         self.assertIn('Could not delegate your roles member, admin', detail)
         self.assertIn('Keystone answered', detail)
         self.assertEqual(set(), self.list_ids(self.keystone.alice))
+
+    def trust_ids(self, trustor):
+        return {trust['id'] for trust in self.keystone.call(
+            'GET', '/OS-TRUST/trusts?trustor_user_id=%s' % trustor.id)
+            ['trusts']}
+
+    def assertKeystoneUnavailable(self, response):
+        """503, saying why and that nothing was created."""
+        self.assertEqual(503, response.status_code, response.text)
+        [error] = response.json()['errors']
+        self.assertEqual('dbaas_scheduler.keystone_unavailable',
+                         error['code'])
+        self.assertIn('Keystone is unreachable, try again later',
+                      error['detail'])
+        self.assertIn('The backup policy was not created', error['detail'])
+
+    def test_keystone_unreachable_is_503_and_creates_nothing(self):
+        # The service's Keystone (the trustee's) is down; the API's token
+        # validation ([keystone_authtoken]) still works.
+        alice = self.keystone.alice
+        trusts_before = self.trust_ids(alice)
+        self.flags(group=service_credentials.GROUP,
+                   auth_url=closed_port_url())
+        response = self.api('POST', '/v1/backup-policies', alice,
+                            json={'backup_policy': {
+                                'instance_id': uuidutils.generate_uuid(),
+                                'schedule': '30 2 * * *'}})
+        self.assertKeystoneUnavailable(response)
+        self.assertEqual(set(), self.list_ids(alice))
+        self.assertEqual(trusts_before, self.trust_ids(alice))
+
+    def test_trust_endpoint_unreachable_is_503_and_creates_nothing(self):
+        # The service user is known already; creating the trust, as the
+        # user, is what fails.
+        alice = self.keystone.alice
+        kept = self.create_policy(alice)
+        trusts_before = self.trust_ids(alice)
+        self.flags(group=service_credentials.GROUP,
+                   auth_url=closed_port_url())
+        response = self.api('POST', '/v1/backup-policies', alice,
+                            json={'backup_policy': {
+                                'instance_id': uuidutils.generate_uuid(),
+                                'schedule': '30 2 * * *'}})
+        self.assertKeystoneUnavailable(response)
+        self.assertEqual({kept['id']}, self.list_ids(alice))
+        self.assertEqual(trusts_before, self.trust_ids(alice))
+        # Keystone is back: the same request works.
+        self.flags(group=service_credentials.GROUP,
+                   auth_url=self.keystone.auth_url)
+        self.create_policy(alice)
 
     def test_deleting_the_policy_deletes_the_trust(self):
         created = self.create_policy(self.keystone.alice)

@@ -9,18 +9,29 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Creating policies: defaults, validation and the first run time."""
+"""Policies: creation (defaults, validation, first run) and manual runs."""
 
 import datetime
+import time
 
+import oslo_messaging as messaging
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import exception
+from dbaas_scheduler import notifications
 from dbaas_scheduler import policies
+from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
 from dbaas_scheduler import schedule
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.worker import lifecycle
+from dbaas_scheduler.worker import manager as worker_manager
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -120,3 +131,114 @@ class TestCreatePolicy(db_fixtures.DatabaseMixin, base.TestCase):
         self.context = dbaas_context.RequestContext()
         error = self.assertRaises(exception.Invalid, self.create)
         self.assertIn('belongs to a project', str(error))
+
+
+class _RecordingWorkerAPI:
+    """Takes casts and does nothing with them, like a busy worker."""
+
+    def __init__(self, failure=None):
+        self.failure = failure
+        self.cast = []
+
+    def backup_database_instance(self, context, execution_id):
+        if self.failure is not None:
+            raise self.failure
+        self.cast.append(execution_id)
+
+
+class _ClaimingWorkerAPI:
+    """A worker faster than its caller: it claims during the cast."""
+
+    def backup_database_instance(self, context, execution_id):
+        db_worker.claim_executions(context, [execution_id], 'fast-worker',
+                                   timeutils.utcnow(True), 60)
+
+
+class _RunPolicyTests(db_fixtures.DatabaseMixin):
+    """Manual runs, recorded and dispatched as the engine's are."""
+
+    def setUp(self):
+        super().setUp()
+        self.context = dbaas_context.RequestContext(
+            project_id='project-a', user_id='user-a')
+        self.policy = policies.create_policy(self.context, self.conf, {
+            'instance_id': 'instance-1', 'backend': 'fake',
+            'schedule': '30 2 * * *'})
+
+    def test_run_becomes_the_policys_last_execution(self):
+        worker_api = _RecordingWorkerAPI()
+        execution = policies.run_policy(self.context, self.policy,
+                                        worker_api)
+        self.assertEqual([execution.id], worker_api.cast)
+        self.assertEqual(('manual', 'DISPATCHED'),
+                         (execution.trigger, execution.status))
+        self.assertIsNotNone(execution.dispatched_at)
+        self.assertGreaterEqual(execution.dispatched_at,
+                                execution.created_at)
+        self.assertEqual(execution.id, db_api.get_policy(
+            self.context, self.policy.id).last_execution_id)
+
+    def test_failed_cast_leaves_the_run_to_the_sweep(self):
+        worker_api = _RecordingWorkerAPI(
+            messaging.MessageDeliveryFailure('no worker'))
+        execution = policies.run_policy(self.context, self.policy,
+                                        worker_api)
+        stored = db_api.get_execution(self.context, execution.id)
+        self.assertEqual(('PENDING', None),
+                         (stored.status, stored.dispatched_at))
+        self.assertEqual(execution.id, db_api.get_policy(
+            self.context, self.policy.id).last_execution_id)
+
+    def test_run_of_a_deleted_policy_records_nothing(self):
+        # Loaded by the API, then deleted by someone else.
+        db_api.delete_policy(self.context, self.policy.id)
+        worker_api = _RecordingWorkerAPI()
+        self.assertRaises(exception.PolicyNotFound, policies.run_policy,
+                          self.context, self.policy, worker_api)
+        self.assertEqual([], db_api.list_executions(self.context,
+                                                    self.policy.id))
+        self.assertEqual([], worker_api.cast)
+
+    def test_worker_faster_than_the_mark_keeps_its_claim(self):
+        execution = policies.run_policy(self.context, self.policy,
+                                        _ClaimingWorkerAPI())
+        self.assertEqual(('RUNNING', 'fast-worker'),
+                         (execution.status, execution.owner))
+        self.assertIsNotNone(execution.dispatched_at)
+        self.assertLessEqual(execution.dispatched_at, execution.started_at)
+
+    def test_all_in_one_worker_sees_a_dispatched_run(self):
+        # rpc_transport = none: the cast runs the real worker endpoint in
+        # a thread of this process, usually before the run is marked.
+        self.flags(rpc_transport='none')
+        self.addCleanup(loader.reset)
+        self.addCleanup(notifications.reset)
+        self.addCleanup(rpc.cleanup)
+        runner = lifecycle.ExecutionRunner(self.conf,
+                                           uuidutils.generate_uuid())
+        self.addCleanup(runner.recorder.stop)
+        rpc.register_local_endpoint(self.conf.worker.topic,
+                                    worker_manager.WorkerManager(runner), 2)
+        execution = policies.run_policy(self.context, self.policy,
+                                        rpcapi.WorkerAPI(self.conf))
+        deadline = time.monotonic() + 30
+        while execution.status in ('PENDING', 'DISPATCHED') \
+                or execution.dispatched_at is None:
+            self.assertLess(time.monotonic(), deadline, execution.status)
+            time.sleep(0.05)
+            execution = db_api.get_execution(self.context, execution.id)
+        self.assertEqual('RUNNING', execution.status, execution.fault)
+        self.assertEqual(runner.owner, execution.owner)
+        self.assertLessEqual(execution.dispatched_at, execution.started_at)
+
+
+class TestRunPolicySQLite(_RunPolicyTests, base.TestCase):
+    DRIVER = 'sqlite'
+
+
+class TestRunPolicyMySQL(_RunPolicyTests, base.TestCase):
+    DRIVER = 'mysql'
+
+
+class TestRunPolicyPostgreSQL(_RunPolicyTests, base.TestCase):
+    DRIVER = 'postgresql'

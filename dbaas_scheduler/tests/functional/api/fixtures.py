@@ -18,6 +18,7 @@ and roles with the X-Project-Id and X-Roles headers.  Without PostgreSQL
 the tests are skipped, or fail with DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1.
 """
 
+import datetime
 import socket
 import threading
 import unittest
@@ -33,6 +34,7 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
 from dbaas_scheduler import conf as dbaas_conf
+from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.tests.functional import db_fixtures
@@ -94,3 +96,31 @@ class APIServer(fixture.GabbiFixture):
         if getattr(self, 'database', None):
             self.backend.drop_named_database(self.database)
         policy.reset()
+
+
+class RetentionHistory(fixture.GabbiFixture):
+    """A succeeded execution of project-a whose retention deleted backups.
+
+    Recorded the way the worker records it (``deleted_backups`` times as
+    ``isoformat()`` writes them).  List it after :class:`APIServer`.
+    """
+
+    def start_fixture(self):
+        utc = datetime.timezone.utc
+        finished = datetime.datetime(2027, 1, 31, 1, 40, tzinfo=utc)
+        db_api.create_execution(dbaas_context.get_admin_context(), {
+            'policy_id': uuidutils.generate_uuid(),
+            'project_id': 'project-a', 'instance_id': 'orders-db',
+            'scheduled_at': datetime.datetime(2027, 1, 31, 1, 30,
+                                              tzinfo=utc),
+            'status': 'SUCCEEDED', 'backup_id': 'backup-new',
+            'finished_at': finished,
+            'deleted_backups': [
+                {'id': 'backup-old', 'created_at': datetime.datetime(
+                    2027, 1, 1, 1, 30, tzinfo=utc).isoformat()},
+                {'id': 'backup-older', 'created_at': datetime.datetime(
+                    2026, 12, 1, 1, 30, 0, 250000, tzinfo=utc).isoformat()},
+            ]})
+
+    def stop_fixture(self):
+        pass

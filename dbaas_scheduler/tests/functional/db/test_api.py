@@ -133,6 +133,44 @@ class _DatabaseContract(db_fixtures.DatabaseMixin):
         self.assertFalse(db_api.get_policy(self.context,
                                            disabled.id).enabled)
 
+    def test_list_policies_filters_in_sql(self):
+        def add(name, project_id, instance_id):
+            return db_api.create_policy(self.context, _policy_values(
+                name=name, project_id=project_id,
+                instance_id=instance_id)).id
+
+        b = add('b', 'project-a', 'instance-1')
+        a = add('a', 'project-a', 'instance-1')
+        other_instance = add('c', 'project-a', 'instance-2')
+        other_project = add('d', 'project-b', 'instance-1')
+        statements = []
+
+        def record(conn, cursor, statement, parameters, context, many):
+            statements.append(statement)
+
+        sa.event.listen(self.engine, 'before_cursor_execute', record)
+        self.addCleanup(sa.event.remove, self.engine,
+                        'before_cursor_execute', record)
+
+        def ids(**filters):
+            return [p.id for p in db_api.list_policies(self.context,
+                                                       **filters)]
+
+        self.assertEqual([a, b, other_instance, other_project], ids())
+        self.assertEqual([a, b, other_project],
+                         ids(instance_id='instance-1'))
+        self.assertEqual([a, b, other_instance],
+                         ids(project_id='project-a'))
+        self.assertEqual([a, b], ids(project_id='project-a',
+                                     instance_id='instance-1'))
+        self.assertEqual([], ids(instance_id='instance-3'))
+        # The database filters: a Trove instance deleted must not read
+        # every policy of the cloud.
+        where = [s for s in statements if 'WHERE' in s]
+        self.assertEqual(4, len(where), statements)
+        self.assertIn('backup_policy.instance_id', where[0])
+        self.assertIn('backup_policy.project_id', where[1])
+
     def test_not_found(self):
         self.assertRaises(exception.PolicyNotFound, db_api.get_policy,
                           self.context, uuidutils.generate_uuid())

@@ -21,6 +21,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler.engine import service as engine_service
 from dbaas_scheduler.engine import tick
 from dbaas_scheduler import rpcapi
@@ -66,6 +67,17 @@ def policy(engine, policy_id):
             sa.select(table).where(table.c.id == policy_id)).one()
 
 
+class ClaimingWorkerAPI:
+    """A worker faster than the engine: it claims during the cast.
+
+    As the worker thread of the all-in-one process often is.
+    """
+
+    def backup_database_instance(self, context, execution_id):
+        db_worker.claim_executions(context, [execution_id], 'fast-worker',
+                                   timeutils.utcnow(True), 60)
+
+
 class _EngineTests(db_fixtures.DatabaseMixin):
 
     def setUp(self):
@@ -98,6 +110,16 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         # Nothing is due any more: a second tick records nothing.
         self.service.tick_once(self.context)
         self.assertEqual(30, len(executions(self.engine)))
+
+    def test_worker_faster_than_the_engine_keeps_its_claim(self):
+        [policy_id] = add_policies(self.engine, 1)
+        self.service.worker_api = ClaimingWorkerAPI()
+        self.service.tick_once(self.context)
+        [run] = executions(self.engine, policy_id=policy_id)
+        self.assertEqual(('RUNNING', 'fast-worker'), (run.status, run.owner))
+        # It was handed over all the same, before the worker started it.
+        self.assertIsNotNone(run.dispatched_at)
+        self.assertLessEqual(run.dispatched_at, run.started_at)
 
     def test_burst_larger_than_a_batch_travels_in_groups(self):
         self.flags(batch_size=100, executions_per_message=20, group='engine')

@@ -72,6 +72,22 @@ class _EngineRPCTests(db_fixtures.DatabaseMixin):
                                                  created['id']))
         self.assertEqual([], self.api.list_policies(self.context))
 
+    def test_times_travel_as_iso_8601_text(self):
+        created = self.create(schedule_type='interval', schedule='3600',
+                              start_at='2030-01-01T00:00:00Z',
+                              end_at='2030-02-01T00:00:00+01:00')
+        self.assertEqual('2030-01-01T00:00:00+00:00', created['start_at'])
+        self.assertEqual('2030-01-31T23:00:00+00:00', created['end_at'])
+        self.assertEqual('2030-01-01T00:00:00+00:00',
+                         created['next_execution_time'])
+        changed = self.api.update_policy(self.context, created['id'],
+                                         {'end_at': '2030-03-01T00:00:00'})
+        self.assertEqual('2030-03-01T00:00:00+00:00', changed['end_at'])
+        error = self.assertRaises(exception.Invalid, self.api.update_policy,
+                                  self.context, created['id'],
+                                  {'end_at': 'next tuesday'})
+        self.assertIn('end_at must be an ISO 8601 date and time', str(error))
+
     def test_errors_come_back_as_they_are(self):
         error = self.assertRaises(exception.Invalid, self.create,
                                   schedule='0 0 30 2 *')
@@ -93,13 +109,19 @@ class TestEngineRPCSQLite(_EngineRPCTests, base.TestCase):
     DRIVER = 'sqlite'
 
 
+class TestEngineRPCMySQL(_EngineRPCTests, base.TestCase):
+    DRIVER = 'mysql'
+
+
 class TestEngineRPCPostgreSQL(_EngineRPCTests, base.TestCase):
     DRIVER = 'postgresql'
 
 
 class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
 
-    DRIVER = 'sqlite'
+    # Not SQLite: the test's in-memory database is one connection, which
+    # the RPC server's and the listener's threads cannot share.
+    DRIVER = 'postgresql'
 
     def setUp(self):
         super().setUp()
@@ -111,10 +133,20 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
             '%s.%s' % (self.exchange, priority)
             for priority in ('info', 'warn', 'error', 'audit', 'debug',
                              'critical', 'sample'))
+        broker.extra_queues.append(notification_listener.pool_name(
+            self.conf))
         self.flags(trove_notifications=True, group='engine')
         self.flags(trove_notification_exchange=self.exchange,
                    trove_notification_topics=[self.exchange],
                    group='engine')
+        # The engine's RPC server runs beside the listener, as in an
+        # engine: neither may take the other's messages.
+        target = messaging.Target(topic=self.conf.engine.topic,
+                                  server=self.conf.host)
+        server = rpc.get_server(target, [manager.EngineManager(self.conf)])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
         listener = notification_listener.get_listener(self.conf)
         listener.start()
         self.addCleanup(listener.wait)
@@ -149,3 +181,22 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
                 break
             time.sleep(0.1)
         self.assertEqual({'alive'}, left)
+
+    def test_rpc_calls_and_notifications_keep_to_their_queues(self):
+        self.assertNotEqual(self.conf.engine.topic,
+                            notification_listener.pool_name(self.conf))
+        api = rpcapi.EngineAPI(self.conf, timeout=15)
+        for number in range(6):
+            policies.create_policy(self.context, self.conf, {
+                'instance_id': 'gone-%d' % number, 'backend': 'fake',
+                'schedule': '@daily'})
+            self.notify('trove.instance.delete',
+                        {'instance_id': 'gone-%d' % number})
+            # Every call is answered (none lands with the listener).
+            self.assertIsInstance(api.list_policies(self.context), list)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if not db_api.list_policies(self.context):
+                break
+            time.sleep(0.1)
+        self.assertEqual([], db_api.list_policies(self.context))
