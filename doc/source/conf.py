@@ -11,6 +11,11 @@
 # under the License.
 """Sphinx configuration of the dbaas-scheduler documentation."""
 
+import copy
+import re
+
+from cliff import sphinxext as cliff_sphinxext
+
 # -- General configuration ---------------------------------------------------
 
 extensions = [
@@ -25,6 +30,30 @@ extensions = [
     # ".. autoprogram-cliff::": the openstack CLI commands, from the code.
     'cliff.sphinxext',
 ]
+
+# cliff renders the help of every option as reStructuredText, but the
+# help of the openstack commands is plain text written for "--help": a
+# cron expression such as "30 2 * * *" there would start an emphasis that
+# never ends. Escape the characters that have a meaning inline, so that
+# the help reads in the documentation exactly as it does in a terminal.
+_INLINE_MARKUP = re.compile(r'([\\*`|])')
+_TRAILING_UNDERSCORE = re.compile(r'(?<=\w)_(?=\W|$)')
+
+
+def _plain_help(format_action):
+    def format_plain(action):
+        if action.help:
+            action = copy.copy(action)
+            action.help = _TRAILING_UNDERSCORE.sub(
+                r'\\_', _INLINE_MARKUP.sub(r'\\\1', action.help))
+        return format_action(action)
+    return format_plain
+
+
+cliff_sphinxext._format_optional_action = _plain_help(
+    cliff_sphinxext._format_optional_action)
+cliff_sphinxext._format_positional_action = _plain_help(
+    cliff_sphinxext._format_positional_action)
 
 config_generator_config_file = (
     '../../etc/dbaas-scheduler/dbaas-scheduler-config-generator.conf')
@@ -55,6 +84,8 @@ html_static_path = ['_static']
 man_pages = [
     ('cli/dbaas-scheduler-all', 'dbaas-scheduler-all',
      'The whole dbaas-scheduler service in one process', ['OpenStack'], 1),
+    ('cli/dbaas-scheduler-api', 'dbaas-scheduler-api',
+     'The REST API of dbaas-scheduler', ['OpenStack'], 1),
     ('cli/dbaas-scheduler-engine', 'dbaas-scheduler-engine',
      'Dispatches due backups of dbaas-scheduler', ['OpenStack'], 1),
     ('cli/dbaas-scheduler-worker', 'dbaas-scheduler-worker',

@@ -1,0 +1,168 @@
+#!/bin/bash
+#
+# devstack plugin of dbaas-scheduler: scheduled, exactly-once backups of
+# database instances.
+#
+# Installs the package, creates its database, writes its configuration,
+# registers its service user and its catalog entry (service type
+# backup-scheduler), and runs the API, an engine and a worker as the
+# devstack services dbaas-sched-api, dbaas-sched-engine and
+# dbaas-sched-worker. See devstack/README.rst.
+#
+# devstack sources this file at every phase, with the variables of
+# devstack/settings and devstack's functions already loaded.
+
+# Save trace setting
+_XTRACE_DBAAS_SCHEDULER=$(set +o | grep xtrace)
+set -o xtrace
+
+DBAAS_SCHEDULER_SERVICES="dbaas-sched-api dbaas-sched-engine dbaas-sched-worker"
+
+# Whether any of the plugin's services is enabled.
+function is_dbaas_scheduler_enabled {
+    local service
+    for service in $DBAAS_SCHEDULER_SERVICES; do
+        if is_service_enabled "$service"; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# install_dbaas_scheduler - the package, its console scripts and its
+# openstack client plugin, editable from DBAAS_SCHEDULER_DIR.
+function install_dbaas_scheduler {
+    # keystonemiddleware, with the memcache client its token cache needs
+    # ([keystone_authtoken] memcached_servers).
+    install_keystonemiddleware
+    setup_develop "$DBAAS_SCHEDULER_DIR"
+}
+
+# create_dbaas_scheduler_accounts - the service user, the service and its
+# endpoints.
+function create_dbaas_scheduler_accounts {
+    # The "service" role lets it validate tokens; "admin" lets it delete
+    # the trusts of policies their trustor did not delete.
+    create_service_user "$DBAAS_SCHEDULER_SERVICE_USER" "admin"
+
+    local url
+    url="$DBAAS_SCHEDULER_SERVICE_PROTOCOL://$DBAAS_SCHEDULER_SERVICE_HOST:$DBAAS_SCHEDULER_SERVICE_PORT"
+    get_or_create_service "dbaas-scheduler" "$DBAAS_SCHEDULER_SERVICE_TYPE" \
+        "Scheduled backups of database instances"
+    # The root of the service, without /v1: the version document is there.
+    get_or_create_endpoint "$DBAAS_SCHEDULER_SERVICE_TYPE" "$REGION_NAME" \
+        "$url" "$url" "$url"
+}
+
+# configure_dbaas_scheduler - write the configuration file.
+function configure_dbaas_scheduler {
+    sudo install -d -o "$STACK_USER" -m 755 "$DBAAS_SCHEDULER_CONF_DIR"
+    install -d -m 700 "$DBAAS_SCHEDULER_STATE_PATH"
+    rm -f "$DBAAS_SCHEDULER_CONF"
+    touch "$DBAAS_SCHEDULER_CONF"
+    chmod 600 "$DBAAS_SCHEDULER_CONF"
+
+    local conf=$DBAAS_SCHEDULER_CONF
+
+    iniset "$conf" DEFAULT debug "$ENABLE_DEBUG_LOG_LEVEL"
+    iniset "$conf" DEFAULT state_path "$DBAAS_SCHEDULER_STATE_PATH"
+    iniset "$conf" DEFAULT auth_strategy keystone
+    iniset "$conf" DEFAULT rpc_transport oslo
+    iniset "$conf" DEFAULT transport_url "$(get_transport_url)"
+
+    iniset "$conf" database connection \
+        "$(database_connection_url "$DBAAS_SCHEDULER_DB_NAME")"
+
+    iniset "$conf" api bind_host "$(ipv6_unquote "$SERVICE_LISTEN_ADDRESS")"
+    iniset "$conf" api bind_port "$DBAAS_SCHEDULER_SERVICE_PORT"
+    iniset "$conf" api trust_roles "$DBAAS_SCHEDULER_TRUST_ROLES"
+
+    # Token validation by the API.
+    configure_keystone_authtoken_middleware "$conf" \
+        "$DBAAS_SCHEDULER_SERVICE_USER"
+
+    # The same user, for trusts (API) and for calling Trove (workers).
+    iniset "$conf" service_credentials auth_type password
+    iniset "$conf" service_credentials auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$conf" service_credentials username "$DBAAS_SCHEDULER_SERVICE_USER"
+    iniset "$conf" service_credentials password "$SERVICE_PASSWORD"
+    iniset "$conf" service_credentials user_domain_name "$SERVICE_DOMAIN_NAME"
+    iniset "$conf" service_credentials project_name "$SERVICE_PROJECT_NAME"
+    iniset "$conf" service_credentials project_domain_name "$SERVICE_DOMAIN_NAME"
+    if [[ -n "$SSL_BUNDLE_FILE" ]]; then
+        iniset "$conf" service_credentials cafile "$SSL_BUNDLE_FILE"
+    fi
+
+    iniset "$conf" trove region_name "$REGION_NAME"
+    iniset "$conf" trove interface "$DBAAS_SCHEDULER_TROVE_INTERFACE"
+
+    # Log lines for the systemd journal, as the other devstack services.
+    setup_logging "$conf"
+}
+
+# init_dbaas_scheduler - (re)create the database and its schema.
+function init_dbaas_scheduler {
+    recreate_database "$DBAAS_SCHEDULER_DB_NAME"
+    "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-manage" \
+        --config-file "$DBAAS_SCHEDULER_CONF" db upgrade
+}
+
+# start_dbaas_scheduler - the API, the engine and the worker.
+function start_dbaas_scheduler {
+    local args="--config-file $DBAAS_SCHEDULER_CONF"
+    run_process dbaas-sched-api "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-api $args"
+    run_process dbaas-sched-engine "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-engine $args"
+    run_process dbaas-sched-worker "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-worker $args"
+
+    if is_service_enabled dbaas-sched-api; then
+        echo "Waiting for the dbaas-scheduler API to answer"
+        local url
+        url="$DBAAS_SCHEDULER_SERVICE_PROTOCOL://$DBAAS_SCHEDULER_SERVICE_HOST:$DBAAS_SCHEDULER_SERVICE_PORT/"
+        if ! wait_for_service "$SERVICE_TIMEOUT" "$url"; then
+            die $LINENO "dbaas-sched-api did not start (see journalctl -u devstack@dbaas-sched-api)"
+        fi
+    fi
+}
+
+# stop_dbaas_scheduler - stop every process (SIGTERM: graceful).
+function stop_dbaas_scheduler {
+    local service
+    for service in $DBAAS_SCHEDULER_SERVICES; do
+        stop_process "$service"
+    done
+}
+
+# cleanup_dbaas_scheduler - remove the configuration and local state.
+function cleanup_dbaas_scheduler {
+    sudo rm -rf "$DBAAS_SCHEDULER_CONF_DIR" "$DBAAS_SCHEDULER_STATE_PATH"
+}
+
+if is_dbaas_scheduler_enabled; then
+    if [[ "$1" == "stack" && "$2" == "install" ]]; then
+        echo_summary "Installing dbaas-scheduler"
+        install_dbaas_scheduler
+
+    elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
+        echo_summary "Configuring dbaas-scheduler"
+        configure_dbaas_scheduler
+        if is_service_enabled keystone; then
+            create_dbaas_scheduler_accounts
+        fi
+
+    elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
+        echo_summary "Initializing and starting dbaas-scheduler"
+        init_dbaas_scheduler
+        start_dbaas_scheduler
+    fi
+
+    if [[ "$1" == "unstack" ]]; then
+        stop_dbaas_scheduler
+    fi
+
+    if [[ "$1" == "clean" ]]; then
+        cleanup_dbaas_scheduler
+    fi
+fi
+
+# Restore xtrace
+$_XTRACE_DBAAS_SCHEDULER
