@@ -17,6 +17,7 @@ handed to another can no longer record anything.
 """
 
 import datetime
+import types
 
 import sqlalchemy as sa
 
@@ -26,6 +27,7 @@ from dbaas_scheduler.db import models
 from dbaas_scheduler import enums
 
 _EXECUTION = models.BackupExecution.__table__
+_POLICY = models.BackupPolicy.__table__
 
 _RUNNING = enums.ExecutionStatus.RUNNING
 
@@ -70,15 +72,33 @@ def claim_executions(context, execution_ids, owner, now, lease_seconds):
 
 @context_manager.reader
 def get_executions_and_policies(context, execution_ids):
-    """``[(execution, its policy or None if deleted)]``, in one query."""
+    """``[(execution, its policy or None if deleted)]``, in one query.
+
+    Plain namespaces rather than ORM instances: a worker loads every claimed
+    execution with its policy, and ORM instance state was a fifth of its
+    CPU time at a thousand claims a second.  Nothing here is written back
+    through them.
+    """
     if not execution_ids:
         return []
     query = (
-        sa.select(models.BackupExecution, models.BackupPolicy)
-        .outerjoin(models.BackupPolicy, models.BackupPolicy.id
-                   == models.BackupExecution.policy_id)
-        .where(models.BackupExecution.id.in_(execution_ids)))
-    return [tuple(row) for row in context.session.execute(query).all()]
+        sa.select(*_EXECUTION.c, *_POLICY.c)
+        .select_from(_EXECUTION.outerjoin(
+            _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
+        .where(_EXECUTION.c.id.in_(execution_ids)))
+    split = len(_EXECUTION.c)
+    execution_keys = [column.key for column in _EXECUTION.c]
+    policy_keys = [column.key for column in _POLICY.c]
+    found = []
+    for row in context.session.execute(query):
+        execution = types.SimpleNamespace(
+            **dict(zip(execution_keys, row[:split])))
+        policy_values = row[split:]
+        policy = (types.SimpleNamespace(**dict(zip(policy_keys,
+                                                   policy_values)))
+                  if policy_values[0] is not None else None)
+        found.append((execution, policy))
+    return found
 
 
 @context_manager.reader
