@@ -210,6 +210,13 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
     def test_all_in_one_worker_sees_a_dispatched_run(self):
         # rpc_transport = none: the cast runs the real worker endpoint in
         # a thread of this process, usually before the run is marked.
+        if self.DRIVER == 'sqlite':
+            # (dbaas-scheduler-all's own SQLite file gives each thread its
+            # connection; its manual runs are checked end to end by
+            # tests/functional/test_all_in_one.py.)
+            self.skipTest('the in-memory SQLite test database is a single '
+                          'connection, which the worker thread and the '
+                          'mark cannot use at the same moment')
         self.flags(rpc_transport='none')
         self.addCleanup(loader.reset)
         self.addCleanup(notifications.reset)

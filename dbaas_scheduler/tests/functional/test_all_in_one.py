@@ -1,0 +1,127 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The embedded default, end to end: dbaas-scheduler-all in a process.
+
+What the README's quick start does, over real HTTP: a SQLite database of
+its own under ``state_path``, a ``local`` policy created through the API,
+a manual run taken by the worker in the same process, and the backup file
+on disk.
+"""
+
+import gzip
+import json
+import os
+import socket
+import sqlite3
+import urllib.error
+import urllib.request
+
+import fixtures
+from testtools import content
+
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import process_fixtures
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+class TestAllInOne(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tempdir = self.useFixture(fixtures.TempDir()).path
+        self.notes = os.path.join(self.tempdir, 'notes.db')
+        database = sqlite3.connect(self.notes)
+        database.execute('CREATE TABLE notes (body TEXT)')
+        database.execute("INSERT INTO notes VALUES ('remember the milk')")
+        database.commit()
+        database.close()
+        self.port = _free_port()
+        self.backups = os.path.join(self.tempdir, 'backups')
+        config = os.path.join(self.tempdir, 'all.conf')
+        process_fixtures.write_config(config, {
+            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
+            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
+            'local_backend': {'instances': 'notes:sqlite:///' + self.notes,
+                              'backup_dir': self.backups},
+        })
+        self.process = self.useFixture(process_fixtures.ServiceProcess(
+            'all', config, os.path.join(self.tempdir, 'all.log')))
+        self.addOnException(self._attach_log)
+        self.assertTrue(process_fixtures.wait_until(self._up, 90),
+                        'dbaas-scheduler-all did not answer within 90 s')
+
+    def _attach_log(self, exc_info):
+        self.addDetail('all.log',
+                       content.text_content(self.process.log()[-20000:]))
+
+    def _up(self):
+        try:
+            return self.request('GET', '/')[0] == 200
+        except OSError:
+            return False
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
+            method=method, headers={'Content-Type': 'application/json'})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read() or 'null')
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or 'null')
+
+    def test_a_manual_run_becomes_a_backup_file(self):
+        status, body = self.request('POST', '/v1/backup-policies', {
+            'backup_policy': {'name': 'notes', 'instance_id': 'notes',
+                              'backend': 'local',
+                              'schedule': '0 3 * * *', 'keep_last': 3}})
+        self.assertEqual(201, status, body)
+        policy_id = body['backup_policy']['id']
+
+        status, body = self.request(
+            'POST', '/v1/backup-policies/%s/run' % policy_id)
+        self.assertEqual(202, status, body)
+        execution_id = body['execution']['id']
+
+        def finished():
+            found = self.request('GET', '/v1/executions/%s'
+                                 % execution_id)[1]['execution']
+            return found if found['status'] not in (
+                'PENDING', 'DISPATCHED', 'RUNNING') else None
+
+        execution = process_fixtures.wait_until(finished, 60, 0.2)
+        self.assertIsNotNone(execution, 'the run did not finish in 60 s')
+        self.assertEqual('SUCCEEDED', execution['status'], execution)
+        self.assertEqual('manual', execution['trigger'])
+        self.assertIsNotNone(execution['dispatched_at'])
+        self.assertLessEqual(execution['dispatched_at'],
+                             execution['started_at'])
+        policy = self.request('GET', '/v1/backup-policies/%s'
+                              % policy_id)[1]['backup_policy']
+        self.assertEqual(execution_id, policy['last_execution_id'])
+
+        # The backup is a real, complete copy of the database.
+        backup = os.path.join(self.backups, 'notes',
+                              execution['backup_id'] + '.sqlite.gz')
+        restored = os.path.join(self.tempdir, 'restored.db')
+        with gzip.open(backup) as source, open(restored, 'wb') as target:
+            target.write(source.read())
+        database = sqlite3.connect(restored)
+        self.assertEqual([('remember the milk',)], database.execute(
+            'SELECT body FROM notes').fetchall())
+        database.close()
