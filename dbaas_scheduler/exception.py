@@ -103,6 +103,22 @@ class KeystoneUnavailable(ServiceUnavailable):
                '(%(reason)s)')
 
 
+class ServiceCredentialsRefused(ServiceUnavailable):
+    """Keystone refuses the service user itself: the operator must act."""
+
+    msg_fmt = ('The backup service cannot authenticate to Keystone with its '
+               'own credentials; this is a problem of the cloud, not of '
+               'your request: tell its operators (their '
+               '[service_credentials] are refused). %(consequence)s '
+               '(%(reason)s)')
+
+
+class TrustError(Invalid):
+    msg_fmt = ('Could not delegate your roles %(roles)s in project '
+               '%(project_id)s to the backup service through a Keystone '
+               'trust: %(reason)s')
+
+
 class Forbidden(DbaasSchedulerException):
     msg_fmt = ('Policy %(action)s does not allow this request. Ask an '
                'administrator of your project for the role it needs.')

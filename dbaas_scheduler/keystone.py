@@ -52,14 +52,16 @@ _SCOPE_OPTIONS = ('project_id', 'project_name', 'project_domain_id',
 _UNAVAILABLE = (ks_exc.ConnectionError, ks_exc.HttpServerError,
                 ks_exc.RequestTimeout)
 
+_NOT_CREATED = ('The backup policy was not created: the backup service '
+                'could not create the Keystone trust it needs to act for '
+                'you.')
+
 _service_session = None
 _lock = threading.Lock()
 
 
-class TrustError(exception.Invalid):
-    msg_fmt = ('Could not delegate your roles %(roles)s in project '
-               '%(project_id)s to the backup service through a Keystone '
-               'trust: %(reason)s')
+# In dbaas_scheduler.exception, so that it crosses the RPC API as itself.
+TrustError = exception.TrustError
 
 
 def service_session(conf):
@@ -93,11 +95,30 @@ def _user_session(conf, context):
                               verify=service_session(conf).verify)
 
 
+def _keystone_unavailable(context, exc):
+    # Nothing was stored yet: no policy is left without its trust.
+    LOG.warning('Could not create a trust for user %s in project %s: '
+                'Keystone is unavailable: %s', context.user_id,
+                context.project_id, _reason(exc))
+    return exception.KeystoneUnavailable(consequence=_NOT_CREATED,
+                                         reason=_reason(exc))
+
+
 def create_trust(conf, context):
     """Create a trust from the requesting user to the service user."""
     roles = list(conf.api.trust_roles)
     try:
         trustee = service_session(conf).get_user_id()
+    except _UNAVAILABLE as exc:
+        raise _keystone_unavailable(context, exc)
+    except ks_exc.ClientException as exc:
+        # A 401 to the service user's own password, say: not the user's
+        # doing, and no 400 telling them to change their request.
+        LOG.error('Keystone refuses the service user of '
+                  '[service_credentials]: %s', _reason(exc))
+        raise exception.ServiceCredentialsRefused(consequence=_NOT_CREATED,
+                                                  reason=_reason(exc))
+    try:
         response = _user_session(conf, context).post(
             '/OS-TRUST/trusts', endpoint_filter=_IDENTITY, json={'trust': {
                 'trustor_user_id': context.user_id,
@@ -106,15 +127,7 @@ def create_trust(conf, context):
                 'impersonation': True,
                 'roles': [{'name': role} for role in roles]}})
     except _UNAVAILABLE as exc:
-        # Nothing was stored yet: no policy is left without its trust.
-        LOG.warning('Could not create a trust for user %s in project %s: '
-                    'Keystone is unavailable: %s', context.user_id,
-                    context.project_id, _reason(exc))
-        raise exception.KeystoneUnavailable(
-            consequence='The backup policy was not created: the backup '
-                        'service could not create the Keystone trust it '
-                        'needs to act for you.',
-            reason=_reason(exc))
+        raise _keystone_unavailable(context, exc)
     except ks_exc.ClientException as exc:
         raise TrustError(roles=', '.join(roles),
                          project_id=context.project_id,

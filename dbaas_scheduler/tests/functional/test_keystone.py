@@ -365,6 +365,25 @@ class TestTrusts(_KeystoneTestCase):
                    auth_url=self.keystone.auth_url)
         self.create_policy(alice)
 
+    def test_service_user_refused_is_503_for_the_operator(self):
+        # A wrong [service_credentials] password: Keystone answers 401 to
+        # the service user, which is no fault of the user's request.
+        alice = self.keystone.alice
+        trusts_before = self.trust_ids(alice)
+        self.flags(group=service_credentials.GROUP, password='wrong')
+        response = self.api('POST', '/v1/backup-policies', alice,
+                            json={'backup_policy': {
+                                'instance_id': uuidutils.generate_uuid(),
+                                'schedule': '30 2 * * *'}})
+        self.assertEqual(503, response.status_code, response.text)
+        [error] = response.json()['errors']
+        self.assertEqual('dbaas_scheduler.service_credentials_refused',
+                         error['code'])
+        self.assertIn('[service_credentials] are refused', error['detail'])
+        self.assertIn('The backup policy was not created', error['detail'])
+        self.assertEqual(set(), self.list_ids(alice))
+        self.assertEqual(trusts_before, self.trust_ids(alice))
+
     def test_deleting_the_policy_deletes_the_trust(self):
         created = self.create_policy(self.keystone.alice)
         trust_id = self.stored_policy(created['id']).trust_id

@@ -86,3 +86,22 @@ class TestCreateTrust(base.TestCase):
         self.assertRaises(exception.KeystoneUnavailable,
                           keystone.create_trust, self.conf, self.context)
         self.user_session.post.assert_not_called()
+
+    def test_service_user_refused_is_the_operators_problem(self):
+        keystone.service_session.return_value.get_user_id.side_effect = (
+            ks_exc.Unauthorized('The request you have made requires '
+                                'authentication.'))
+        raised = self.assertRaises(exception.ServiceCredentialsRefused,
+                                   keystone.create_trust, self.conf,
+                                   self.context)
+        self.assertIsInstance(raised, exception.ServiceUnavailable)
+        self.assertNotIsInstance(raised, exception.Invalid)
+        self.assertIn('[service_credentials]', str(raised))
+        self.assertIn('The backup policy was not created', str(raised))
+        self.user_session.post.assert_not_called()
+
+    def test_trust_error_crosses_the_rpc_api_as_itself(self):
+        # oslo.messaging re-raises remote exceptions of allowed modules
+        # only; dbaas_scheduler.exception is the one the RPC API allows.
+        self.assertEqual('dbaas_scheduler.exception',
+                         keystone.TrustError.__module__)
