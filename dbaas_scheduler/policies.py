@@ -26,6 +26,7 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.engine import dispatcher
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import keystone
@@ -281,20 +282,14 @@ def run_policy(context, policy, worker_api, now=None):
         'instance_id': policy.instance_id, 'scheduled_at': now,
         'trigger': enums.ExecutionTrigger.MANUAL,
         'status': enums.ExecutionStatus.PENDING, 'created_at': now})
-    cast_at = timeutils.utcnow(True)
     try:
-        worker_api.backup_database_instance(context, execution.id)
+        sent = dispatcher.dispatch(worker_api, context, [execution.id], 1)
+        return db_api.get_execution(context, execution.id) if sent \
+            else execution
     except Exception as exc:
-        LOG.warning('Execution %s of policy %s: the cast failed (%s); the '
-                    'engine will send it again', execution.id, policy.id,
-                    exc)
-        return execution
-    try:
-        db_api.mark_executions_dispatched(context, [execution.id], cast_at)
-        return db_api.get_execution(context, execution.id)
-    except Exception as exc:
-        # It is recorded and on its way: failing the request now would
-        # only make the user start a second run.
+        # It is recorded (a failed cast is logged by dispatch, and the
+        # sweep sends it again): failing the request now would only make
+        # the user start a second run.
         LOG.warning('Execution %s of policy %s was cast but could not be '
                     'marked DISPATCHED: %s', execution.id, policy.id, exc)
         return execution

@@ -66,12 +66,9 @@ def isotime_text(value):
     if not isinstance(value, str):
         return value
     try:
-        parsed = datetime.datetime.fromisoformat(value)
-    except ValueError:
+        return isotime(policies.parse_time(value, 'created_at'))
+    except exception.Invalid:
         return value
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return isotime(parsed)
 
 
 def extract_json(req, schema):

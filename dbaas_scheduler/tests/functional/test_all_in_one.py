@@ -20,7 +20,6 @@ on disk.
 import gzip
 import json
 import os
-import socket
 import sqlite3
 import urllib.error
 import urllib.request
@@ -29,13 +28,8 @@ import fixtures
 from testtools import content
 
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
 
 
 class TestAllInOne(base.TestCase):
@@ -49,7 +43,7 @@ class TestAllInOne(base.TestCase):
         database.execute("INSERT INTO notes VALUES ('remember the milk')")
         database.commit()
         database.close()
-        self.port = _free_port()
+        self.port = api_fixtures.free_port()
         self.backups = os.path.join(self.tempdir, 'backups')
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {

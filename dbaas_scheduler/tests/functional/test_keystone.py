@@ -139,13 +139,20 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
         return requests.request(method, self.api_url + path,
                                 headers=headers, timeout=30, **kwargs)
 
+    def post_policy(self, user, **values):
+        """Ask the API to create a policy as ``user``; its response."""
+        body = dict(instance_id=uuidutils.generate_uuid(),
+                    schedule='30 2 * * *')
+        body.update(values)
+        return self.api('POST', '/v1/backup-policies', user,
+                        json={'backup_policy': body})
+
     def create_policy(self, user, status=201, **values):
         """Create a policy as ``user`` through the API; its JSON."""
-        body = dict(instance_id=self.trove.add_instance(
-            project_id=user.project_id), schedule='30 2 * * *')
-        body.update(values)
-        response = self.api('POST', '/v1/backup-policies', user,
-                            json={'backup_policy': body})
+        if 'instance_id' not in values:
+            values['instance_id'] = self.trove.add_instance(
+                project_id=user.project_id)
+        response = self.post_policy(user, **values)
         self.assertEqual(status, response.status_code, response.text)
         return response.json().get('backup_policy')
 
@@ -305,10 +312,7 @@ class TestTrusts(_KeystoneTestCase):
 
     def test_roles_the_user_lacks_are_refused(self):
         self.flags(group='api', trust_roles=['member', 'admin'])
-        response = self.api('POST', '/v1/backup-policies',
-                            self.keystone.alice, json={'backup_policy': {
-                                'instance_id': uuidutils.generate_uuid(),
-                                'schedule': '30 2 * * *'}})
+        response = self.post_policy(self.keystone.alice)
         self.assertEqual(400, response.status_code, response.text)
         detail = response.json()['errors'][0]['detail']
         self.assertIn('Could not delegate your roles member, admin', detail)
@@ -337,10 +341,7 @@ class TestTrusts(_KeystoneTestCase):
         trusts_before = self.trust_ids(alice)
         self.flags(group=service_credentials.GROUP,
                    auth_url=closed_port_url())
-        response = self.api('POST', '/v1/backup-policies', alice,
-                            json={'backup_policy': {
-                                'instance_id': uuidutils.generate_uuid(),
-                                'schedule': '30 2 * * *'}})
+        response = self.post_policy(alice)
         self.assertKeystoneUnavailable(response)
         self.assertEqual(set(), self.list_ids(alice))
         self.assertEqual(trusts_before, self.trust_ids(alice))
@@ -353,10 +354,7 @@ class TestTrusts(_KeystoneTestCase):
         trusts_before = self.trust_ids(alice)
         self.flags(group=service_credentials.GROUP,
                    auth_url=closed_port_url())
-        response = self.api('POST', '/v1/backup-policies', alice,
-                            json={'backup_policy': {
-                                'instance_id': uuidutils.generate_uuid(),
-                                'schedule': '30 2 * * *'}})
+        response = self.post_policy(alice)
         self.assertKeystoneUnavailable(response)
         self.assertEqual({kept['id']}, self.list_ids(alice))
         self.assertEqual(trusts_before, self.trust_ids(alice))
@@ -371,10 +369,7 @@ class TestTrusts(_KeystoneTestCase):
         alice = self.keystone.alice
         trusts_before = self.trust_ids(alice)
         self.flags(group=service_credentials.GROUP, password='wrong')
-        response = self.api('POST', '/v1/backup-policies', alice,
-                            json={'backup_policy': {
-                                'instance_id': uuidutils.generate_uuid(),
-                                'schedule': '30 2 * * *'}})
+        response = self.post_policy(alice)
         self.assertEqual(503, response.status_code, response.text)
         [error] = response.json()['errors']
         self.assertEqual('dbaas_scheduler.service_credentials_refused',

@@ -15,13 +15,11 @@ import datetime
 import time
 
 import oslo_messaging as messaging
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
 from dbaas_scheduler import policies
@@ -30,6 +28,7 @@ from dbaas_scheduler import rpcapi
 from dbaas_scheduler import schedule
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.engine import test_engine
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager as worker_manager
 
@@ -146,14 +145,6 @@ class _RecordingWorkerAPI:
         self.cast.append(execution_id)
 
 
-class _ClaimingWorkerAPI:
-    """A worker faster than its caller: it claims during the cast."""
-
-    def backup_database_instance(self, context, execution_id):
-        db_worker.claim_executions(context, [execution_id], 'fast-worker',
-                                   timeutils.utcnow(True), 60)
-
-
 class _RunPolicyTests(db_fixtures.DatabaseMixin):
     """Manual runs, recorded and dispatched as the engine's are."""
 
@@ -201,7 +192,7 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
 
     def test_worker_faster_than_the_mark_keeps_its_claim(self):
         execution = policies.run_policy(self.context, self.policy,
-                                        _ClaimingWorkerAPI())
+                                        test_engine.ClaimingWorkerAPI())
         self.assertEqual(('RUNNING', 'fast-worker'),
                          (execution.status, execution.owner))
         self.assertIsNotNone(execution.dispatched_at)

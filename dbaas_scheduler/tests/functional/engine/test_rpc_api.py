@@ -31,17 +31,22 @@ from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import messaging_fixtures
 
 
+def serve_engine_rpc(test):
+    """An engine's RPC server on ``test.conf``'s topic, for the test."""
+    target = messaging.Target(topic=test.conf.engine.topic,
+                              server=test.conf.host)
+    server = rpc.get_server(target, [manager.EngineManager(test.conf)])
+    server.start()
+    test.addCleanup(server.wait)
+    test.addCleanup(server.stop)
+
+
 class _EngineRPCTests(db_fixtures.DatabaseMixin):
 
     def setUp(self):
         super().setUp()
         self.useFixture(messaging_fixtures.Messaging(self, self.conf))
-        target = messaging.Target(topic=self.conf.engine.topic,
-                                  server=self.conf.host)
-        server = rpc.get_server(target, [manager.EngineManager(self.conf)])
-        server.start()
-        self.addCleanup(server.wait)
-        self.addCleanup(server.stop)
+        serve_engine_rpc(self)
         self.api = rpcapi.EngineAPI(self.conf, timeout=30)
         # Another service acting for a user of project trove-user.
         self.context = dbaas_context.RequestContext(
@@ -141,12 +146,7 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
                    group='engine')
         # The engine's RPC server runs beside the listener, as in an
         # engine: neither may take the other's messages.
-        target = messaging.Target(topic=self.conf.engine.topic,
-                                  server=self.conf.host)
-        server = rpc.get_server(target, [manager.EngineManager(self.conf)])
-        server.start()
-        self.addCleanup(server.wait)
-        self.addCleanup(server.stop)
+        serve_engine_rpc(self)
         listener = notification_listener.get_listener(self.conf)
         listener.start()
         self.addCleanup(listener.wait)
