@@ -11,16 +11,19 @@
 # under the License.
 """Print "N passed, N failed, N skipped" for every run stestr stored.
 
-Usage: stestr_summary.py PROJECT_DIR [COMMAND_EXIT_STATUS]
+Usage: stestr_summary.py PROJECT_DIR [STEP_EXIT_STATUS ...]
 
-PROJECT_DIR is the directory holding the ``.stestr`` repository.
+PROJECT_DIR is the directory holding the ``.stestr`` repository, where
+every step of CI (the README's test command, tox -e trove, tox -e lowest)
+stores its runs; STEP_EXIT_STATUS is the exit status of each step.
 
 Run it with the python of a tox environment: it reads the repository
 through stestr's own API.  Every stored run is counted: a test whose last
 status is not a success, an expected failure or a skip counts as failed (a
 worker that died mid-test leaves it "inprogress").  When the test command
 failed but no test did (a style check, an install step), that counts as one
-failure, so that the line never reads as a success for a failed run.
+failure per failed step, so that the line never reads as a success for a
+failed run.
 Exits 1 if anything failed.
 """
 
@@ -62,10 +65,10 @@ def summarize(project_dir):
 
 def main(argv):
     project_dir = argv[1] if len(argv) > 1 else '.'
-    command_status = int(argv[2]) if len(argv) > 2 else 0
+    failed_steps = sum(1 for status in argv[2:] if int(status) != 0)
     passed, failed, skipped = summarize(project_dir)
-    if command_status != 0 and failed == 0:
-        failed = 1
+    if failed == 0:
+        failed = failed_steps
     print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))
     return 1 if failed else 0
 

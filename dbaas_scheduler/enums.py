@@ -13,7 +13,7 @@
 
 
 class ExecutionStatus:
-    """Lifecycle of a backup execution (DESIGN section 3)."""
+    """Lifecycle of a backup execution (architecture.rst, "Data model")."""
 
     PENDING = 'PENDING'
     DISPATCHED = 'DISPATCHED'

@@ -35,6 +35,11 @@ class Invalid(DbaasSchedulerException):
     msg_fmt = 'Invalid input: %(reason)s'
 
 
+class RequestTooLarge(Invalid):
+    msg_fmt = ('The request body has %(size)s bytes; at most %(limit)d are '
+               'taken.')
+
+
 class InvalidSchedule(Invalid):
     msg_fmt = 'Invalid schedule %(schedule)r: %(reason)s'
 
@@ -44,8 +49,9 @@ class InvalidCronExpression(InvalidSchedule):
 
 
 class InvalidInterval(InvalidSchedule):
-    msg_fmt = ('Invalid interval %(schedule)r: %(reason)s Give a whole '
-               'number of seconds, such as 86400 for once a day.')
+    msg_fmt = ('Invalid interval %(schedule)r: %(reason)s Give a number of '
+               'seconds, such as 86400 for once a day, or of minutes, hours '
+               'or days with a unit: 90m, 6h, 1d.')
 
 
 class InvalidRunTime(InvalidSchedule):
@@ -104,13 +110,27 @@ class KeystoneUnavailable(ServiceUnavailable):
 
 
 class ServiceCredentialsRefused(ServiceUnavailable):
-    """Keystone refuses the service user itself: the operator must act."""
+    """Keystone refuses the service user itself: the operator must act.
+
+    ``who`` says who that is (see ``keystone.who_must_act``).
+    """
 
     msg_fmt = ('The backup service cannot authenticate to Keystone with its '
-               'own credentials; this is a problem of the cloud, not of '
-               'your request: tell its operators (their '
-               '[service_credentials] are refused). %(consequence)s '
-               '(%(reason)s)')
+               'own credentials: its [service_credentials] are refused. '
+               '%(who)s %(consequence)s (%(reason)s)')
+
+
+class InvalidInstance(Invalid):
+    """The backend says the policy's instance does not exist (for it)."""
+
+    msg_fmt = ('The %(backend)s backend cannot back up instance '
+               '%(instance_id)s: %(reason)s')
+
+
+class BackendNotConfigured(Invalid):
+    """The backend a policy names cannot work with this configuration."""
+
+    msg_fmt = 'The %(backend)s backend cannot be used yet: %(reason)s. %(who)s'
 
 
 class TrustError(Invalid):
@@ -122,3 +142,17 @@ class TrustError(Invalid):
 class Forbidden(DbaasSchedulerException):
     msg_fmt = ('Policy %(action)s does not allow this request. Ask an '
                'administrator of your project for the role it needs.')
+
+
+class InvalidConfiguration(DbaasSchedulerException):
+    """Options that cannot work together: the program refuses to start."""
+
+    msg_fmt = 'Invalid configuration: %(reason)s.'
+
+
+class InvalidUpgradeLevel(DbaasSchedulerException):
+    """An ``[upgrade_levels]`` value this code cannot send: a config error."""
+
+    msg_fmt = ('[upgrade_levels] %(api)s = %(value)r: %(reason)s. Give a '
+               'version between %(oldest)s and %(newest)s, a release '
+               'name (%(releases)s), or leave it unset.')

@@ -64,6 +64,21 @@ _lock = threading.Lock()
 TrustError = exception.TrustError
 
 
+def who_must_act(conf):
+    """Who can fix the service's own configuration, for a user to read.
+
+    Behind Keystone the user is a tenant of a cloud; without it
+    (``auth_strategy = noauth``: dbaas-scheduler-all on one machine) the
+    user runs the service and is its operator.
+    """
+    if conf.auth_strategy == 'noauth':
+        return ('This service runs without Keystone (auth_strategy = '
+                'noauth), so you are its operator: change its configuration '
+                'file and restart it, or use the local backend.')
+    return ('This is a problem of the cloud, not of your request: tell its '
+            'operators.')
+
+
 def service_session(conf):
     """A session authenticated as the service user (cached)."""
     global _service_session
@@ -116,8 +131,9 @@ def create_trust(conf, context):
         # doing, and no 400 telling them to change their request.
         LOG.error('Keystone refuses the service user of '
                   '[service_credentials]: %s', _reason(exc))
-        raise exception.ServiceCredentialsRefused(consequence=_NOT_CREATED,
-                                                  reason=_reason(exc))
+        raise exception.ServiceCredentialsRefused(
+            who=who_must_act(conf), consequence=_NOT_CREATED,
+            reason=_reason(exc))
     try:
         response = _user_session(conf, context).post(
             '/OS-TRUST/trusts', endpoint_filter=_IDENTITY, json={'trust': {

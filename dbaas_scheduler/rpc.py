@@ -12,7 +12,8 @@
 """oslo.messaging plumbing: the transport, servers and in-process dispatch.
 
 Client targets are built only in :mod:`dbaas_scheduler.rpcapi`; servers only
-in the service modules, through :func:`get_server`.  With
+in :meth:`dbaas_scheduler.service.Service.serve_rpc`, through
+:func:`get_server`.  With
 ``[DEFAULT] rpc_transport = none`` there is no transport: endpoints register
 with :func:`register_local_endpoint` and casts run in a local thread pool.
 """

@@ -15,16 +15,71 @@ This is the only module that builds client ``Target`` objects.  Each client
 class keeps its version history in its docstring; the matching endpoint
 declares the same version in its ``target``, and a unit test checks that the
 two agree.
+
+A client sends at most the version ``[upgrade_levels]`` allows for its API
+(its ``version_cap``): during a rolling upgrade, the new senders are pinned
+to what the old receivers understand, and fall back to older methods
+where there is one (see ``WorkerAPI.backup_database_instances``).
 """
 
-import oslo_messaging as messaging
+import re
 
+import oslo_messaging as messaging
+from oslo_utils import versionutils
+
+from dbaas_scheduler import exception
 from dbaas_scheduler import rpc
 
 # A cast is tried once more after a connection error, then given up: the
 # execution stays recorded and the engine's sweep casts it again, so a
 # broker outage must not stall the engine.
 CAST_RETRY = 1
+
+# The newest version of each RPC API that each release speaks, so that an
+# [upgrade_levels] option can name the release still running instead of a
+# version.  Add a line when a release is cut, from the RPC_API_VERSIONs of
+# the clients below; never change a line afterwards.
+RELEASES = {
+    '2027.1': {'engine': '1.0', 'worker': '1.1'},
+}
+
+_VERSION = re.compile(r'^[0-9]+\.[0-9]+$')
+
+
+def version_cap(conf, api, newest):
+    """The newest version a client of ``api`` may send.
+
+    ``api`` is ``engine`` or ``worker``, an option of ``[upgrade_levels]``;
+    ``newest`` the client's own version.  Unset means ``newest``.  Raises
+    ``InvalidUpgradeLevel`` for a release this code does not know and for a
+    version it cannot send (newer than ``newest``, or of another major
+    version).
+    """
+    value = conf.upgrade_levels[api]
+    if not value:
+        return newest
+    if value in RELEASES:
+        return RELEASES[value][api]
+    if not _VERSION.match(value):
+        reason = 'neither a version nor a release this code knows'
+    elif not versionutils.is_compatible(value, newest, same_major=True):
+        reason = 'this code cannot send that version'
+    else:
+        return value
+    raise exception.InvalidUpgradeLevel(
+        api=api, value=value, reason=reason,
+        oldest='%s.0' % newest.split('.')[0], newest=newest,
+        releases=', '.join(sorted(RELEASES)) or 'none yet')
+
+
+def check_upgrade_levels(conf):
+    """Raise ``InvalidUpgradeLevel`` unless every pin is usable.
+
+    Programs call it at start, so that a wrong value stops them there
+    rather than at their first message.
+    """
+    version_cap(conf, 'engine', EngineAPI.RPC_API_VERSION)
+    version_cap(conf, 'worker', WorkerAPI.RPC_API_VERSION)
 
 
 class EngineAPI:
@@ -47,8 +102,8 @@ class EngineAPI:
 
     def __init__(self, conf, timeout=None):
         target = messaging.Target(topic=conf.engine.topic, version='1.0')
-        self.client = rpc.get_client(target,
-                                     version_cap=self.RPC_API_VERSION)
+        self.client = rpc.get_client(target, version_cap=version_cap(
+            conf, 'engine', self.RPC_API_VERSION))
         self.timeout = timeout
 
     def _call(self, context, method, **kwargs):
@@ -100,12 +155,13 @@ class WorkerAPI:
 
     def __init__(self, conf):
         self.topic = conf.worker.topic
+        cap = version_cap(conf, 'worker', self.RPC_API_VERSION)
         if conf.rpc_transport == 'none':
+            # The worker is in this process and speaks the newest version.
             self.client = rpc.LocalClient(self.topic)
         else:
             target = messaging.Target(topic=self.topic, version='1.0')
-            self.client = rpc.get_client(target,
-                                         version_cap=self.RPC_API_VERSION)
+            self.client = rpc.get_client(target, version_cap=cap)
 
     def backup_database_instance(self, context, execution_id):
         """Ask a worker to run one execution.
@@ -125,7 +181,8 @@ class WorkerAPI:
         drops the others (already taken or finished).
 
         A cast: no response, no exception from the worker.  Falls back to one
-        message per execution when the workers only speak 1.0.
+        message per execution when ``[upgrade_levels] worker`` pins the
+        workers to 1.0.
         """
         if not self.client.can_send_version('1.1'):
             for execution_id in execution_ids:

@@ -17,14 +17,17 @@ timezone-aware; results are in UTC.  Local time exists only in here.
 Three kinds of schedule:
 
 ``cron``
-    Five fields (minute hour day-of-month month day-of-week), one of the
-    aliases in :data:`CRON_ALIASES`, and Jenkins-style ``H`` fields hashed
-    with the policy id (croniter's ``hash_id``), so that a thousand
-    policies written ``H 2 * * *`` spread over the hour.  Evaluated in the
-    policy's local wall time.
+    Five fields (minute hour day-of-month month day-of-week) with the
+    meaning classic cron (cronie) gives them, one of the aliases in
+    :data:`CRON_ALIASES`, and hashed ``H`` terms derived from the policy
+    id, so that a thousand policies written ``H 2 * * *`` spread over the
+    hour.  The grammar, the day-of-month/day-of-week rule and the hash are
+    in :mod:`dbaas_scheduler.cron`.  Evaluated in the policy's local wall
+    time.
 ``interval``
-    A whole number of seconds between runs, anchored at ``start_at``.  It
-    is absolute time: a daylight saving change does not shift it.
+    A whole number of seconds between runs, or of minutes, hours or days
+    with a unit (``90m``, ``6h``, ``1d``), anchored at ``start_at``.  It is
+    absolute time: a daylight saving change does not shift it.
 ``once``
     One ISO 8601 date and time; without an offset it is local time in the
     policy's time zone.
@@ -36,21 +39,17 @@ Daylight saving rule for local times (cron, and ``once`` without offset):
 * a local time that occurs twice (fall back) runs once, at its first
   occurrence.
 
-croniter alone does not follow this rule with time zones (it returns a
-daily 02:30 Europe/Berlin run twice on the fall-back day), so croniter is
-only asked for the next matching *wall-clock* time, on naive datetimes, and
-this module maps each wall-clock time to an instant.
+The cron evaluator only finds the next matching *wall-clock* time, on
+naive datetimes; this module maps each wall-clock time to an instant.
 """
 
 import datetime
 import difflib
 import functools
 import re
-import threading
 import zoneinfo
 
-from croniter import croniter
-
+from dbaas_scheduler import cron
 from dbaas_scheduler import exception
 
 UTC = datetime.timezone.utc
@@ -60,26 +59,9 @@ INTERVAL = 'interval'
 ONCE = 'once'
 SCHEDULE_TYPES = (CRON, INTERVAL, ONCE)
 
-# Classic cron meanings.  croniter turns these into hashed expressions when
-# it is given a hash_id, which would move "@daily" away from midnight, so
-# they are expanded here before croniter sees them.
-CRON_ALIASES = {
-    '@yearly': '0 0 1 1 *',
-    '@annually': '0 0 1 1 *',
-    '@monthly': '0 0 1 * *',
-    '@weekly': '0 0 * * 0',
-    '@daily': '0 0 * * *',
-    '@midnight': '0 0 * * *',
-    '@hourly': '0 * * * *',
-}
-
-_CRON_FIELDS = (
-    ('minute', '0-59'),
-    ('hour', '0-23'),
-    ('day-of-month', '1-31 or L'),
-    ('month', '1-12 or JAN-DEC'),
-    ('day-of-week', '0-7 or SUN-SAT, 0 and 7 being Sunday'),
-)
+# Classic cron meanings; never hashed, so "@daily" is midnight for every
+# policy.
+CRON_ALIASES = cron.ALIASES
 
 # How far one wall-clock step may have to be skipped because it maps to an
 # instant already passed (the repeated hour of a fall-back change, at one
@@ -90,13 +72,15 @@ _MAX_SKIPPED_CANDIDATES = 10000
 # consecutive days: 28 years repeat every weekday/leap-year combination.
 _CONSECUTIVE_DAY_SCAN_YEARS = 28
 
-# croniter's Jenkins-style tokens: H (hashed) and R (random), alone or
-# followed by a range or a step; never part of a name such as THU or MAR.
-_HASHED_FIELD = re.compile(r'(?<![A-Za-z])[Hh](?![A-Za-z])')
-_RANDOM_FIELD = re.compile(r'(?<![A-Za-z])[Rr](?![A-Za-z])')
+# An interval: ASCII digits, then optionally one unit letter.
+_INTERVAL = re.compile(r'([0-9]+)([smhd]?)')
+_INTERVAL_UNITS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400}
+# Longer than this is surely a mistake (and would overflow a timedelta).
+_MAX_INTERVAL_SECONDS = 100 * 366 * 86400
 
 _ONE_SECOND = datetime.timedelta(seconds=1)
 _ONE_MICROSECOND = datetime.timedelta(microseconds=1)
+_ONE_DAY = datetime.timedelta(days=1)
 
 
 def _require_aware(value, name):
@@ -183,7 +167,7 @@ class Schedule:
     def timezone(self):
         return self.zone.key
 
-    @property
+    @functools.cached_property
     def share_key(self):
         """Equal for schedules that always give the same run times.
 
@@ -201,9 +185,13 @@ class Schedule:
         """The first run time strictly after ``after``, or None if none.
 
         Runs before ``start_at`` or after ``end_at`` do not count; a run
-        exactly at ``start_at`` does.
+        exactly at ``start_at`` does.  A run past the end of the calendar
+        (9999-12-31 UTC, or in the policy's time zone) is no run.
         """
-        candidate = self._next_from_start(after)
+        try:
+            candidate = self._next_from_start(after)
+        except OverflowError:
+            return None
         if candidate is None:
             return None
         if self.end_at is not None and candidate > self.end_at:
@@ -241,42 +229,30 @@ class CronSchedule(Schedule):
     def __init__(self, expression, zone, start_at=None, end_at=None,
                  hash_key=None):
         super().__init__(expression, zone, start_at, end_at)
-        self.cron = _normalize_cron(expression)
-        self.hash_key = hash_key if _is_hashed(self.cron) else None
-        self._hash_id = (None if self.hash_key is None
-                         else str(self.hash_key).encode('utf-8'))
-        if _is_hashed(self.cron) and self._hash_id is None:
-            raise ValueError('a cron expression with H fields needs a '
-                             'hash_key (the policy id)')
-        # One croniter, parsed once, for every computation: it works on
-        # naive wall-clock times only.  It keeps its position between calls,
-        # hence the lock.
-        self._iterator = _make_croniter(self.cron, self._hash_id, expression)
-        self._lock = threading.Lock()
-        self.fields = self._iterator.expanded
+        # Parsed once; immutable, so shared freely between threads.
+        self.parsed = cron.parse(expression, hash_key)
+        self.hash_key = hash_key if cron.is_hashed(expression) else None
 
     def _next_after(self, after):
         wall = after.astimezone(self.zone).replace(tzinfo=None)
-        with self._lock:
-            self._iterator.set_current(wall, force=True)
-            for _ in range(_MAX_SKIPPED_CANDIDATES):
-                try:
-                    candidate = self._iterator.get_next(datetime.datetime)
-                except ValueError:
-                    # CroniterBadDateError: nothing matches within croniter's
-                    # search horizon (50 years), e.g. "0 0 30 2 *".
-                    return None
-                instant = wall_time_to_utc(candidate, self.zone)
-                if instant > after:
-                    return instant
-        raise RuntimeError('no run of %r found after %s' % (self.cron, after))
+        candidate = wall
+        for _ in range(_MAX_SKIPPED_CANDIDATES):
+            candidate = self.parsed.next_after(candidate)
+            if candidate is None:
+                # Nothing matches, ever: "0 0 30 2 *".
+                return None
+            instant = wall_time_to_utc(candidate, self.zone)
+            if instant > after:
+                return instant
+        raise RuntimeError('no run of %r found after %s'
+                           % (self.expression, after))
 
     def _times_key(self):
-        return tuple(tuple(field) for field in self.fields)
+        return self.parsed.key
 
     def min_gap_seconds(self):
-        minutes = _field_values(self.fields[0], range(60))
-        hours = _field_values(self.fields[1], range(24))
+        minutes = self.parsed.minutes
+        hours = self.parsed.hours
         gaps = [b - a for a, b in zip(minutes, minutes[1:])]
         span = minutes[-1] - minutes[0]
         gaps += [(h2 - h1) * 60 - span for h1, h2 in zip(hours, hours[1:])]
@@ -290,19 +266,16 @@ class CronSchedule(Schedule):
         return min(gaps) * 60
 
     def _fires_on_consecutive_days(self):
-        days = ' '.join(['0', '0'] + self.cron.split()[2:])
-        start = datetime.datetime(2000, 1, 1)
-        stop = start.replace(year=start.year + _CONSECUTIVE_DAY_SCAN_YEARS)
-        iterator = croniter(days, start - _ONE_SECOND, hash_id=self._hash_id)
-        previous = None
-        while True:
-            day = iterator.get_next(datetime.datetime)
-            if day >= stop:
-                return False
-            if previous is not None and day - previous == datetime.timedelta(
-                    days=1):
+        day = datetime.date(2000, 1, 1)
+        stop = day.replace(year=day.year + _CONSECUTIVE_DAY_SCAN_YEARS)
+        previous = False
+        while day < stop:
+            matches = self.parsed.day_matches(day.year, day.month, day.day)
+            if matches and previous:
                 return True
-            previous = day
+            previous = matches
+            day += _ONE_DAY
+        return False
 
 
 class IntervalSchedule(Schedule):
@@ -317,7 +290,7 @@ class IntervalSchedule(Schedule):
                 schedule=expression,
                 reason='an interval schedule is counted from start_at, the '
                        'time of its first run, which is missing.')
-        self.interval = datetime.timedelta(seconds=_parse_interval(expression))
+        self.interval = datetime.timedelta(seconds=parse_interval(expression))
 
     def _next_after(self, after):
         if after < self.start_at:
@@ -351,64 +324,18 @@ class OnceSchedule(Schedule):
         return None
 
 
-def _normalize_cron(expression):
-    if not isinstance(expression, str):
-        raise exception.InvalidCronExpression(
-            schedule=expression, reason='it must be a string.')
-    text = ' '.join(expression.split())
-    if text.startswith('@'):
-        try:
-            return CRON_ALIASES[text.lower()]
-        except KeyError:
-            raise exception.InvalidCronExpression(
-                schedule=expression,
-                reason='unknown alias; use one of %s.' % ', '.join(
-                    sorted(CRON_ALIASES)))
-    fields = text.split(' ') if text else []
-    if len(fields) != 5:
-        raise exception.InvalidCronExpression(
-            schedule=expression,
-            reason='a cron expression has 5 fields (minute hour '
-                   'day-of-month month day-of-week), got %d.' % len(fields))
-    for (name, _allowed), field in zip(_CRON_FIELDS, fields):
-        if _RANDOM_FIELD.search(field):
-            raise exception.InvalidCronExpression(
-                schedule=expression,
-                reason='the %s field %r asks for a random value (R), which '
-                       'is not supported; use H to spread runs over the '
-                       'range in a way that stays the same for a policy.'
-                       % (name, field))
-    return text
-
-
-def _is_hashed(cron):
-    return bool(_HASHED_FIELD.search(cron))
-
-
 def resolve_hashed_fields(schedule_type, expression, hash_key):
-    """The cron expression with its ``H`` fields replaced by their values.
+    """The cron expression with its ``H`` terms replaced by their values.
 
     ``H 2 * * *`` hashed with a policy id becomes e.g. ``37 2 * * *``: the
-    same run times, but an expression many policies share, which is
-    cheaper to parse and lets the engine compute run times once for all of
-    them.  Each hashed field is expanded by croniter with the same hash id
-    and position as in the whole expression; the other fields are kept as
-    written.  Returns None for a schedule without ``H``.
+    same run times, but an expression many policies share, which lets the
+    engine parse it once and compute run times once for all of them.  The
+    other terms are kept as written.  Returns None for a schedule without
+    ``H``.
     """
     if not needs_hash_key(schedule_type, expression):
         return None
-    fields = _normalize_cron(expression).split(' ')
-    hash_id = str(hash_key).encode('utf-8')
-    resolved = []
-    for index, field in enumerate(fields):
-        if not _is_hashed(field):
-            resolved.append(field)
-            continue
-        probe = ['*'] * 5
-        probe[index] = field
-        values = croniter.expand(' '.join(probe), hash_id=hash_id)[0][index]
-        resolved.append(','.join(str(value) for value in values))
-    return ' '.join(resolved)
+    return cron.resolve(expression, hash_key)
 
 
 def needs_hash_key(schedule_type, expression):
@@ -418,49 +345,53 @@ def needs_hash_key(schedule_type, expression):
     the same expression, time zone and bounds.
     """
     return (schedule_type == CRON and isinstance(expression, str)
-            and _is_hashed(expression))
+            and cron.is_hashed(expression))
 
 
-def _make_croniter(cron, hash_id, original):
-    try:
-        return croniter(cron, datetime.datetime(2000, 1, 1), hash_id=hash_id)
-    except ValueError as exc:
-        raise exception.InvalidCronExpression(
-            schedule=original, reason=_diagnose_cron(cron, exc))
+def parse_interval(expression):
+    """Seconds of an interval schedule: ``3600``, ``90m``, ``6h``, ``1d``.
 
-
-def _diagnose_cron(cron, error):
-    """Name the first field croniter rejects, with its allowed range."""
-    fields = cron.split(' ')
-    for index, field in enumerate(fields):
-        name, allowed = _CRON_FIELDS[index]
-        probe = ['*'] * 5
-        probe[index] = field
-        try:
-            croniter.expand(' '.join(probe), hash_id=b'validation')
-        except ValueError:
-            return 'the %s field %r is not valid (allowed: %s).' % (
-                name, field, allowed)
-    return '%s.' % str(error).rstrip('.')
-
-
-def _field_values(values, full_range):
-    if values == ['*']:
-        return list(full_range)
-    return sorted(set(int(v) for v in values))
-
-
-def _parse_interval(expression):
-    text = str(expression).strip()
-    try:
-        seconds = int(text)
-    except ValueError:
+    ASCII digits and an optional unit only: no sign, no ``_``, no other
+    digits, no space inside (spaces and tabs around it are ignored).
+    """
+    text = expression.strip(' \t') if isinstance(expression, str) else (
+        str(expression) if isinstance(expression, int)
+        and not isinstance(expression, bool) else None)
+    match = _INTERVAL.fullmatch(text) if text is not None else None
+    if match is None:
         raise exception.InvalidInterval(
-            schedule=expression, reason='it is not a whole number.')
+            schedule=expression,
+            reason='it is not a whole number with an optional unit (ASCII '
+                   'digits only; no sign, separator or space inside).')
+    seconds = int(match.group(1)) * _INTERVAL_UNITS[match.group(2)]
     if seconds <= 0:
         raise exception.InvalidInterval(
             schedule=expression, reason='it must be greater than zero.')
+    if seconds > _MAX_INTERVAL_SECONDS:
+        raise exception.InvalidInterval(
+            schedule=expression, reason='it is longer than 100 years.')
     return seconds
+
+
+def parse_time(value, name):
+    """An ISO 8601 time given by a caller; without an offset it is UTC."""
+    if isinstance(value, datetime.datetime):
+        parsed = value
+    else:
+        try:
+            parsed = datetime.datetime.fromisoformat(value.strip())
+        except (AttributeError, ValueError):
+            raise exception.Invalid(
+                reason='%s must be an ISO 8601 date and time such as '
+                       '2027-01-31T02:30:00Z, not %r.' % (name, value))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    try:
+        return parsed.astimezone(datetime.timezone.utc)
+    except OverflowError:
+        raise exception.Invalid(
+            reason='%s (%s) is outside the calendar in UTC, which runs from '
+                   '0001-01-01 to 9999-12-31.' % (name, value))
 
 
 def _parse_run_time(expression, zone):
@@ -469,9 +400,14 @@ def _parse_run_time(expression, zone):
     except ValueError as exc:
         raise exception.InvalidRunTime(
             schedule=expression, reason='%s.' % str(exc).rstrip('.'))
-    if value.tzinfo is None:
-        return wall_time_to_utc(value, zone)
-    return value.astimezone(UTC)
+    try:
+        if value.tzinfo is None:
+            return wall_time_to_utc(value, zone)
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise exception.InvalidRunTime(
+            schedule=expression, reason='it is outside the calendar in UTC, '
+            'which runs from 0001-01-01 to 9999-12-31.')
 
 
 def parse_schedule(schedule_type, expression, timezone='UTC', start_at=None,
@@ -488,12 +424,17 @@ def parse_schedule(schedule_type, expression, timezone='UTC', start_at=None,
     :returns: a :class:`Schedule`.
     """
     zone = get_timezone(timezone)
-    if schedule_type == CRON:
-        return CronSchedule(expression, zone, start_at, end_at, hash_key)
-    if schedule_type == INTERVAL:
-        return IntervalSchedule(expression, zone, start_at, end_at)
-    if schedule_type == ONCE:
-        return OnceSchedule(expression, zone, start_at, end_at)
+    kinds = {CRON: CronSchedule, INTERVAL: IntervalSchedule,
+             ONCE: OnceSchedule}
+    if schedule_type in kinds:
+        extra = {'hash_key': hash_key} if schedule_type == CRON else {}
+        try:
+            return kinds[schedule_type](expression, zone, start_at, end_at,
+                                        **extra)
+        except OverflowError:
+            raise exception.InvalidSchedule(
+                schedule=expression, reason='it reaches outside the '
+                'calendar, which ends on 9999-12-31.')
     raise exception.InvalidSchedule(
         schedule=schedule_type,
         reason='the schedule type must be one of %s.' % ', '.join(
@@ -544,10 +485,23 @@ def _never_fires_reason(schedule, now):
                 schedule.run_at.isoformat(), schedule.start_at.isoformat())
         return 'its time (%s) is not in the future.' % (
             schedule.run_at.isoformat())
-    if (schedule.end_at is not None
-            and schedule._next_from_start(now) is not None):
+    try:
+        unbounded = schedule._next_from_start(now)
+    except OverflowError:
+        return 'its next run would fall after the end of the calendar ' \
+               '(9999-12-31).'
+    if schedule.end_at is not None and unbounded is not None:
         return 'no run falls before end_at (%s).' % (
             schedule.end_at.isoformat())
+    if unbounded is None and schedule.start_at is not None:
+        try:
+            fires_from_now = schedule._next_after(now) is not None
+        except OverflowError:
+            fires_from_now = False
+        if fires_from_now:
+            # It runs, but not after start_at: start_at is too late.
+            return 'its next run would fall after the end of the ' \
+                   'calendar (9999-12-31).'
     return ('no date matches its day-of-month, month and day-of-week '
             'fields.')
 

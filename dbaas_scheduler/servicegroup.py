@@ -13,11 +13,14 @@
 
 Every process has its own row (several engines may share a host), whose id
 is also what a worker writes as the ``owner`` of the executions it runs.
+A registration is made in the process it stands for, after the launcher's
+fork: a child started again after a crash gets a new id and a new row.
 """
 
 import datetime
 import os
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -44,11 +47,20 @@ class ServiceRegistration:
                 'pid': os.getpid(), 'started_at': now, 'heartbeat_at': now}
 
     def register(self):
-        db_services.register_service(self.context,
-                                     self._values(timeutils.utcnow(True)))
+        self._insert(timeutils.utcnow(True))
         self.registered = True
         LOG.info('Registered %s service %s on %s (pid %d)', self.binary,
                  self.service_id, self.conf.host, os.getpid())
+
+    def _insert(self, now):
+        try:
+            db_services.register_service(self.context, self._values(now))
+        except db_exc.DBDuplicateEntry:
+            # The id is this process's alone, so the row is ours: an
+            # earlier insert committed but its answer was lost with the
+            # connection.  Stamp it instead of failing on every beat.
+            db_services.update_service_heartbeat(self.context,
+                                                 self.service_id, now)
 
     def heartbeat(self):
         """Stamp the row; recreate it if it was expired while we were away."""
@@ -59,7 +71,7 @@ class ServiceRegistration:
                 self.context, self.service_id, now):
             LOG.warning('Service row %s had expired; registering again',
                         self.service_id)
-            db_services.register_service(self.context, self._values(now))
+            self._insert(now)
 
     def unregister(self):
         if self.registered:

@@ -29,13 +29,15 @@ function is_dbaas_scheduler_enabled {
     return 1
 }
 
-# install_dbaas_scheduler - the package, its console scripts and its
-# openstack client plugin, editable from DBAAS_SCHEDULER_DIR.
+# install_dbaas_scheduler - the package and its console scripts, and the
+# client package (the openstack client plugin), editable from
+# DBAAS_SCHEDULER_DIR.
 function install_dbaas_scheduler {
     # keystonemiddleware, with the memcache client its token cache needs
     # ([keystone_authtoken] memcached_servers).
     install_keystonemiddleware
     setup_develop "$DBAAS_SCHEDULER_DIR"
+    pip_install -e "$DBAAS_SCHEDULER_DIR/client"
 }
 
 # create_dbaas_scheduler_accounts - the service user, the service and its

@@ -35,6 +35,8 @@ openstackdocs_auto_name = False
 # -- Options for HTML output -------------------------------------------------
 
 html_theme = 'openstackdocs'
+# The OpenAPI document (tox -e genopenapi), published beside the reference.
+html_extra_path = ['openapi.yaml']
 html_theme_options = {
     'sidebar_mode': 'toc',
 }

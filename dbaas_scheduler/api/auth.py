@@ -15,8 +15,9 @@ With ``auth_strategy = keystone`` keystonemiddleware's auth_token validates
 the token and sets the ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``
 headers; with ``noauth`` the client sets them itself (or gets the admin of
 project ``admin``).  Either way :class:`ContextMiddleware` builds the
-request's :class:`~dbaas_scheduler.context.RequestContext` from them.  The
-version document at ``/`` needs no authentication.
+request's :class:`~dbaas_scheduler.context.RequestContext` from them,
+after checking that they fit where they are stored.  The version document
+at ``/`` needs no authentication.
 """
 
 from keystonemiddleware import auth_token
@@ -24,6 +25,33 @@ import webob.dec
 
 from dbaas_scheduler.api import util
 from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import limits
+from dbaas_scheduler.db import models
+from dbaas_scheduler import exception
+
+_POLICY = models.BackupPolicy.__table__.c
+_EXECUTION = models.BackupExecution.__table__.c
+# The identity headers, and the columns their values are stored in.
+IDENTITY_HEADERS = {
+    'HTTP_X_PROJECT_ID': ('X-Project-Id', (_POLICY.project_id,
+                                           _EXECUTION.project_id)),
+    'HTTP_X_USER_ID': ('X-User-Id', (_POLICY.user_id,)),
+}
+
+
+def check_identity(environ):
+    """Refuse identity headers that could not be stored (noauth's)."""
+    for key, (header, columns) in IDENTITY_HEADERS.items():
+        value = environ.get(key)
+        if value is None:
+            continue
+        longest = min(limits.max_length(column) for column in columns)
+        if len(value) > longest or any(
+                ord(c) < 0x20 or c == '\x7f' for c in value):
+            raise exception.Invalid(
+                reason='the %s header must be at most %d characters, '
+                       'without control characters; it has %d.'
+                       % (header, longest, len(value)))
 
 
 class NoAuthMiddleware:
@@ -54,6 +82,7 @@ class ContextMiddleware:
         self.conf = conf
 
     def __call__(self, environ, start_response):
+        check_identity(environ)
         environ[util.CONTEXT_KEY] = dbaas_context.RequestContext.from_environ(
             environ)
         environ[util.CONF_KEY] = self.conf

@@ -13,12 +13,13 @@
 
 From the outside in, a request meets: HTTPProxyToWSGI (the client's
 scheme and host behind a proxy), RequestId, CORS (when
-``[cors] allowed_origin`` is set); then ``/healthcheck`` (oslo.middleware's
-Healthcheck, with its ``[healthcheck]`` options) and the version document
-at ``/`` are served without authentication, and everything else meets
-authentication (keystonemiddleware auth_token, or noauth), the
-RequestContext, the fault wrapper that turns exceptions into JSON errors,
-and the handlers.
+``[cors] allowed_origin`` is set), and the fault wrapper that turns every
+exception below it into a JSON error (once more inside authentication).
+Then ``/healthcheck`` (oslo.middleware's Healthcheck, with its
+``[healthcheck]`` options, for GET and HEAD), the version document at
+``/`` and the OpenAPI document at ``/v1/openapi.json`` are served without
+authentication; everything else meets authentication (keystonemiddleware
+auth_token, or noauth), the RequestContext and the handlers.
 """
 
 import oslo_middleware
@@ -27,19 +28,27 @@ from oslo_middleware import healthcheck
 from dbaas_scheduler.api import auth
 from dbaas_scheduler.api import fault
 from dbaas_scheduler.api import handler
+from dbaas_scheduler.api import openapi
 
 
 def deploy(conf):
     """The WSGI application of the REST API."""
-    handlers = fault.FaultWrapper(handler.APIHandler())
-    application = auth.ContextMiddleware(handlers, conf)
+    handlers = handler.APIHandler()
+    # Inside authentication too: its middleware (webob's wsgify) would
+    # answer an HTTP exception from below with a page of its own.
+    application = fault.FaultWrapper(auth.ContextMiddleware(handlers, conf))
     application = auth.auth_middleware(conf, application)
     # Healthcheck answers every request it gets: it is mounted, not
-    # chained.  Its [healthcheck] options (e.g. a disable-by-file backend
-    # to drain a node) come from the service's configuration.
-    health = healthcheck.Healthcheck(None, {'oslo_config_config': conf})
+    # chained, behind a filter of its methods.  Its [healthcheck] options
+    # (e.g. a disable-by-file backend to drain a node) come from the
+    # service's configuration.
+    health = handler.MethodFilter(
+        healthcheck.Healthcheck(None, {'oslo_config_config': conf}),
+        ('GET', 'HEAD'))
     application = auth.PublicPaths(application, {
-        '': handlers, '/': handlers, '/healthcheck': health})
+        '': handlers, '/': handlers, '/healthcheck': health,
+        openapi.OPENAPI_PATH: handlers})
+    application = fault.FaultWrapper(application)
     if conf.cors.allowed_origin:
         application = oslo_middleware.CORS(application, conf)
     application = oslo_middleware.RequestId(application)

@@ -12,8 +12,10 @@
 """The API's routes: ROUTE_DECLARATIONS maps each path to its handlers.
 
 Each path maps HTTP methods to a handler, a small WSGI application in
-``dbaas_scheduler/api/handlers/``.  A path served with another method gets
-405 with an ``Allow`` header; an unknown path 404.
+``dbaas_scheduler/api/handlers/``.  Every path also takes ``OPTIONS``
+(204 with an ``Allow`` header), and a path served with ``GET`` takes
+``HEAD`` (the same answer without its body).  A path served with another
+method gets 405 with an ``Allow`` header; an unknown path 404.
 """
 
 import routes
@@ -22,7 +24,9 @@ import webob.exc
 from dbaas_scheduler.api.handlers import backup_policy
 from dbaas_scheduler.api.handlers import execution
 from dbaas_scheduler.api.handlers import root
+from dbaas_scheduler.api.handlers import schedule
 from dbaas_scheduler.api.handlers import service
+from dbaas_scheduler.api import util
 
 _POLICY = '/v1/backup-policies/{policy_id}'
 
@@ -31,6 +35,7 @@ ROUTE_DECLARATIONS = {
     '/': {'GET': root.versions},
     '/v1': {'GET': root.version_v1},
     '/v1/': {'GET': root.version_v1},
+    '/v1/openapi.json': {'GET': root.openapi_document},
     '/v1/backup-policies': {
         'GET': backup_policy.list_policies,
         'POST': backup_policy.create_policy,
@@ -46,6 +51,7 @@ ROUTE_DECLARATIONS = {
     _POLICY + '/next-runs': {'GET': backup_policy.next_runs},
     '/v1/executions': {'GET': execution.list_executions},
     '/v1/executions/{execution_id}': {'GET': execution.show_execution},
+    '/v1/schedule-preview': {'GET': schedule.preview_schedule},
     '/v1/services': {'GET': service.list_services},
 }
 
@@ -54,20 +60,47 @@ def _method_not_allowed(allowed):
     def handle(environ, start_response):
         raise webob.exc.HTTPMethodNotAllowed(
             'The method %s is not served here; this path takes %s.' % (
-                environ['REQUEST_METHOD'], allowed),
+                util.shorten(environ['REQUEST_METHOD']), allowed),
             headers={'Allow': allowed})
     return handle
+
+
+def _options(allowed):
+    def handle(environ, start_response):
+        return util.json_response(None, status=204, headers={
+            'Allow': allowed})(environ, start_response)
+    return handle
+
+
+def with_implied_methods(targets):
+    """``targets`` with HEAD (where GET is) and OPTIONS added."""
+    targets = dict(targets)
+    if 'GET' in targets:
+        targets.setdefault('HEAD', targets['GET'])
+    allowed = ', '.join(sorted(set(targets) | {'OPTIONS'}))
+    targets.setdefault('OPTIONS', _options(allowed))
+    return targets
 
 
 def make_map(declarations):
     mapper = routes.Mapper()
     for path, targets in declarations.items():
+        targets = with_implied_methods(targets)
         for method, target in targets.items():
             mapper.connect(path, action=target,
                            conditions={'method': [method]})
         mapper.connect(path, action=_method_not_allowed(
             ', '.join(sorted(targets))))
     return mapper
+
+
+def _is_text(path):
+    """True if a PEP 3333 path is UTF-8 without control characters."""
+    try:
+        text = path.encode('latin-1').decode('utf-8')
+    except UnicodeError:
+        return False
+    return not any(ord(c) < 0x20 or c == '\x7f' for c in text)
 
 
 class APIHandler:
@@ -77,11 +110,32 @@ class APIHandler:
         self._map = make_map(ROUTE_DECLARATIONS)
 
     def __call__(self, environ, start_response):
-        match = self._map.match(environ=environ)
+        path = environ.get('PATH_INFO', '')
+        # No resource has a path that is not text: refuse it here rather
+        # than look it up (PostgreSQL refuses a NUL even in a query).
+        match = self._map.match(environ=environ) if _is_text(path) else None
         if match is None:
             raise webob.exc.HTTPNotFound(
                 'No resource at %s; see the version document at / for the '
-                'API.' % environ.get('PATH_INFO'))
+                'API.' % util.shorten(
+                    path.encode('unicode_escape').decode('ascii')))
         target = match.pop('action')
         environ['wsgiorg.routing_args'] = ((), match)
+        return target(environ, start_response)
+
+
+class MethodFilter:
+    """An application for some methods only (and OPTIONS); 405 for others.
+
+    For what is mounted outside the routes, such as the health check.
+    """
+
+    def __init__(self, application, methods):
+        targets = with_implied_methods(
+            {method: application for method in methods})
+        self.targets = targets
+        self.refuse = _method_not_allowed(', '.join(sorted(targets)))
+
+    def __call__(self, environ, start_response):
+        target = self.targets.get(environ['REQUEST_METHOD'], self.refuse)
         return target(environ, start_response)

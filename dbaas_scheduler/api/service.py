@@ -22,8 +22,9 @@ from oslo_log import log as logging
 
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
-from dbaas_scheduler import looping_service
 from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
+from dbaas_scheduler import service
 
 LOG = logging.getLogger(__name__)
 
@@ -32,36 +33,35 @@ BINARY = 'dbaas-scheduler-api'
 
 def make_application(conf):
     """Everything the application needs in this process, then the app."""
+    rpcapi.check_upgrade_levels(conf)
     rpc.init(conf)
     policy.get_enforcer(conf)
     return deploy.deploy(conf)
 
 
-class APIService(looping_service.LoopingService):
+class APIService(service.Service):
+    """cheroot serving the application on ``[api] bind_host:bind_port``."""
 
     binary = BINARY
 
     def __init__(self, conf):
         super().__init__(conf)
-        self.server = None
+        self.http_server = None
         self._thread = None
 
     def on_start(self):
         application = make_application(self.conf)
         address = (self.conf.api.bind_host, self.conf.api.bind_port)
-        self.server = cheroot_wsgi.Server(
+        self.http_server = cheroot_wsgi.Server(
             address, application, numthreads=self.conf.api.server_threads,
             server_name='dbaas-scheduler-api')
-        self.server.prepare()
-        self._thread = threading.Thread(target=self.server.serve,
+        self.http_server.prepare()
+        self._thread = threading.Thread(target=self.http_server.serve,
                                         name='api-server', daemon=True)
         self._thread.start()
         LOG.info('Serving the REST API on http://%s:%d/', *address)
 
-    def loops(self):
-        return []
-
     def on_stop(self):
-        if self.server is not None:
-            self.server.stop()
+        if self.http_server is not None:
+            self.http_server.stop()
             self._thread.join()

@@ -32,6 +32,7 @@ Errors are classified, because the worker treats them differently:
 import abc
 import dataclasses
 import datetime
+import re
 
 from dbaas_scheduler import exception
 
@@ -46,6 +47,20 @@ def execution_tag(execution_id):
     again instead of creating a second one.
     """
     return 'dbaas-scheduler-execution:%s' % execution_id
+
+
+_TAG = re.compile(r'dbaas-scheduler-execution:([0-9a-f]{8}-[0-9a-f]{4}-'
+                  r'[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})')
+
+
+def tagged_execution_id(description):
+    """The execution id a backup's description carries, or None.
+
+    Reconciliation reads it to find the backups this service made: an id
+    that is not one of its executions means the backup is someone else's.
+    """
+    found = _TAG.search(description or '')
+    return found.group(1) if found else None
 
 
 class BackupStatus:
@@ -121,6 +136,12 @@ class TrustBroken(PermanentBackendError):
                'removed or lost the delegated roles: %(reason)s')
 
 
+class BackendNotConfigured(PermanentBackendError):
+    """The backend lacks configuration it cannot work without."""
+
+    msg_fmt = 'the %(backend)s backend is not configured: %(reason)s'
+
+
 class BackupNotFound(PermanentBackendError):
     msg_fmt = '%(backend)s backend: backup %(backup_id)s does not exist'
 
@@ -138,6 +159,30 @@ class BackupBackend(metaclass=abc.ABCMeta):
     def __init__(self, conf):
         self.conf = conf
 
+    def check_instance(self, policy):
+        """Check that ``policy.instance_id`` is an instance this can back up.
+
+        Called when a policy is created, and when its instance or backend
+        changes, so that a mistyped instance is refused then rather than
+        failing the first backup.  Raises :class:`InstanceNotFound` when
+        the instance does not exist (for the policy's project),
+        :class:`BackendForbidden` when the project may not see it, and
+        :class:`BackendNotConfigured` when the backend cannot work at all;
+        any other error is no verdict on the instance.  The default checks
+        nothing.
+        """
+
+    @classmethod
+    def call_timeout(cls, conf):
+        """Longest a single call to the backend can block, in seconds.
+
+        None when the backend's calls do not wait on the network (they act
+        on this host).  The worker refuses to start unless this is shorter
+        than ``[worker] lease_duration``: a call that outlasts the lease
+        could make a backup after another worker took the execution over.
+        """
+        return None
+
     @abc.abstractmethod
     def create_backup(self, policy, name, description):
         """Ask for a backup of ``policy.instance_id``; return its Backup.
@@ -151,6 +196,22 @@ class BackupBackend(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def get_backup(self, policy, backup_id):
         """The current state of one backup; :class:`BackupNotFound`."""
+
+    def get_backups(self, policy, backup_ids):
+        """The current state of several backups of ``policy``'s project.
+
+        Returns ``{backup id: Backup}``; a backup that does not exist is
+        absent.  The worker's poller asks this once per project and pass,
+        so that a backend that can list its backups answers with a few
+        requests instead of one per backup; this default asks for each.
+        """
+        found = {}
+        for backup_id in backup_ids:
+            try:
+                found[backup_id] = self.get_backup(policy, backup_id)
+            except BackupNotFound:
+                pass
+        return found
 
     @abc.abstractmethod
     def find_backup(self, policy, tag):

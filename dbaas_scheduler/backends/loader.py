@@ -49,6 +49,19 @@ def needs_trust(conf, name):
     return getattr(get_backend(conf, name), 'needs_trust', False)
 
 
+def call_timeouts(conf):
+    """How long each installed backend's calls may block, by name.
+
+    ``{name: seconds or None}`` (see ``BackupBackend.call_timeout``), read
+    from the plugin classes without instantiating any.
+    """
+    timeouts = {}
+    for ext in extension.ExtensionManager(base.NAMESPACE):
+        call_timeout = getattr(ext.plugin, 'call_timeout', None)
+        timeouts[ext.name] = call_timeout(conf) if call_timeout else None
+    return timeouts
+
+
 def available():
     """Names of the installed backends."""
     return sorted(extension.ExtensionManager(base.NAMESPACE).names())

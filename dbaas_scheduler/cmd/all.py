@@ -21,16 +21,54 @@ import sys
 
 from oslo_config import cfg
 from oslo_log import log as logging
-from oslo_service import service
+from oslo_service import service as oslo_service
 
-from dbaas_scheduler import all_in_one
+from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.engine import service as engine_service
+from dbaas_scheduler import exception
+from dbaas_scheduler import service
+from dbaas_scheduler.worker import service as worker_service
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
+
+
+class AllInOneService(oslo_service.Service):
+    """A worker, an engine and the API as one service of one process.
+
+    Engine and worker must share the process for the in-memory hand-over
+    to reach the worker.  Each part keeps its own row in the service
+    table.  The worker starts first, so that the engine's first casts find
+    it, and the API last; they stop the other way round.
+    """
+
+    def __init__(self, conf):
+        super().__init__()
+        self.parts = [worker_service.WorkerService(conf),
+                      engine_service.EngineService(conf),
+                      api_service.APIService(conf)]
+
+    def start(self):
+        super().start()
+        for part in self.parts:
+            part.start()
+
+    def stop(self, graceful=True):
+        for part in reversed(self.parts):
+            part.stop(graceful)
+        super().stop(graceful)
+
+    def wait(self):
+        for part in self.parts:
+            part.wait()
+
+    def reset(self):
+        for part in self.parts:
+            part.reset()
 
 
 def main(argv=None):
@@ -38,6 +76,10 @@ def main(argv=None):
     CONF.set_default('rpc_transport', 'none')
     CONF.set_default('auth_strategy', 'noauth')
     config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    try:
+        worker_service.check_configuration(CONF)
+    except exception.InvalidConfiguration as exc:
+        sys.exit('dbaas-scheduler-all: %s' % exc)
     db_api.configure(CONF)
     before = migration.version()
     migration.upgrade()
@@ -46,8 +88,4 @@ def main(argv=None):
                  before or '<empty>', migration.version())
     # The launcher forks: no database connection may cross the fork.
     db_api.get_engine().dispose()
-    # Engine and worker are parts of one service, so they run in the same
-    # process and the in-memory hand-over reaches the worker.
-    launcher = service.launch(CONF, all_in_one.AllInOneService(CONF),
-                              restart_method='mutate')
-    return launcher.wait()
+    return service.launch(CONF, AllInOneService(CONF))

@@ -14,11 +14,11 @@
 import sys
 
 from oslo_config import cfg
-from oslo_service import service
 
 from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import service
 
 CONF = cfg.CONF
 
@@ -26,6 +26,4 @@ CONF = cfg.CONF
 def main(argv=None):
     config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
     db_api.configure(CONF)
-    launcher = service.launch(CONF, api_service.APIService(CONF),
-                              restart_method='mutate')
-    return launcher.wait()
+    return service.launch(CONF, api_service.APIService(CONF))

@@ -14,11 +14,11 @@
 import sys
 
 from oslo_config import cfg
-from oslo_service import service
 
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import service as engine_service
+from dbaas_scheduler import service
 
 CONF = cfg.CONF
 
@@ -31,6 +31,4 @@ def main(argv=None):
                  'dbaas-scheduler-all, where engine and worker share a '
                  'process.')
     db_api.configure(CONF)
-    launcher = service.launch(CONF, engine_service.EngineService(CONF),
-                              restart_method='mutate')
-    return launcher.wait()
+    return service.launch(CONF, engine_service.EngineService(CONF))

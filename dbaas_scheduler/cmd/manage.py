@@ -22,7 +22,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler import exception
-from dbaas_scheduler import policies
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 
 CONF = cfg.CONF
 
@@ -79,7 +79,7 @@ class PolicyCommands:
             if getattr(args, rule) is not None:
                 values[rule] = getattr(args, rule)
         try:
-            policy = policies.create_policy(
+            policy = backup_policy_obj.create_policy(
                 dbaas_context.get_admin_context(), conf,
                 {k: v for k, v in values.items() if v is not None})
         except exception.Invalid as exc:
@@ -108,9 +108,10 @@ class ExecutionCommands:
     """``dbaas-scheduler-manage execution ...``"""
 
     def list(self, conf):
-        rows = db_api.list_executions(dbaas_context.get_admin_context(),
-                                      conf.command.policy,
-                                      limit=conf.command.limit)
+        # The newest N, shown oldest first.
+        rows = reversed(db_api.list_executions(
+            dbaas_context.get_admin_context(),
+            policy_id=conf.command.policy, limit=conf.command.limit))
         print(_table(
             ['ID', 'Policy', 'Scheduled (UTC)', 'Status', 'Backup',
              'Reason or fault'],

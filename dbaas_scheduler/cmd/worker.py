@@ -14,10 +14,11 @@
 import sys
 
 from oslo_config import cfg
-from oslo_service import service
 
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import exception
+from dbaas_scheduler import service
 from dbaas_scheduler.worker import service as worker_service
 
 CONF = cfg.CONF
@@ -31,6 +32,8 @@ def main(argv=None):
                  'dbaas-scheduler-all, where engine and worker share a '
                  'process.')
     db_api.configure(CONF)
-    launcher = service.launch(CONF, worker_service.WorkerService(CONF),
-                              restart_method='mutate')
-    return launcher.wait()
+    try:
+        worker = worker_service.WorkerService(CONF)
+    except exception.InvalidConfiguration as exc:
+        sys.exit('dbaas-scheduler-worker: %s' % exc)
+    return service.launch(CONF, worker)

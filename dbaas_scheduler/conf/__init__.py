@@ -12,12 +12,12 @@
 """Registration of every dbaas-scheduler option group on a ConfigOpts.
 
 Each option group lives in its own module with ``register_opts(conf)`` and
-``list_opts()``; this package ties them together.  Code receives the
-``ConfigOpts`` it should read as an argument; only the console scripts in
-:mod:`dbaas_scheduler.cmd` pick the process-wide ``cfg.CONF``.
+``list_opts()``; this package ties them together.  Nothing is registered on
+import: code receives the ``ConfigOpts`` it should read as an argument, and
+whoever makes that object registers the options on it -- the console
+scripts in :mod:`dbaas_scheduler.cmd` (through ``config.parse_args``) on
+the process-wide ``cfg.CONF``, tests and other callers on their own.
 """
-
-from oslo_config import cfg
 
 from dbaas_scheduler.conf import api
 from dbaas_scheduler.conf import database
@@ -26,19 +26,15 @@ from dbaas_scheduler.conf import engine
 from dbaas_scheduler.conf import local_backend
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler.conf import trove
+from dbaas_scheduler.conf import upgrade_levels
 from dbaas_scheduler.conf import worker
-
-CONF = cfg.CONF
 
 # Every module that declares an option group, in sample-config order.
 OPTION_MODULES = (default, database, api, engine, worker, trove,
-                  local_backend, service_credentials)
+                  local_backend, service_credentials, upgrade_levels)
 
 
 def register_opts(conf):
     """Register every dbaas-scheduler option on ``conf`` (idempotent)."""
     for module in OPTION_MODULES:
         module.register_opts(conf)
-
-
-register_opts(CONF)

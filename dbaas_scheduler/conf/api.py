@@ -40,6 +40,13 @@ api_opts = [
         help='Threads of the built-in (cheroot) HTTP server, each serving '
              'one request at a time. Default: 16. Every request holds a '
              'database connection while it runs.'),
+    cfg.StrOpt(
+        'default_backend',
+        help='Backend of a policy created without one. Default: unset, '
+             'which means trove when auth_strategy is keystone (a cloud), '
+             'and local when it is noauth (dbaas-scheduler-all on one '
+             'machine, where no Keystone exists to reach Trove through). '
+             'It must name an installed backend.'),
     cfg.ListOpt(
         'trust_roles',
         default=['member'],
@@ -73,8 +80,9 @@ api_opts = [
         min=1,
         max=10000,
         help='Largest number of future run times one next-runs preview may '
-             'return. Default: 100. Each one costs a croniter step '
-             '(about 0.2 ms) on the API process.'),
+             'return. Default: 100. Each one costs a schedule step '
+             '(a few microseconds for a daily schedule) on the API '
+             'process.'),
 ]
 
 

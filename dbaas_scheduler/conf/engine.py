@@ -118,6 +118,31 @@ engine_opts = [
         help='Seconds between two sweeps for executions to re-cast and for '
              'RUNNING executions whose worker lease expired. Default: 10. '
              'Each sweep is two indexed queries per engine.'),
+    cfg.FloatOpt(
+        'sweep_recast_rate',
+        default=500.0,
+        min=0.1,
+        help='Executions a second, on average, that one engine\'s sweeps '
+             'cast again (executions no worker claimed within '
+             'dispatch_timeout, and executions whose worker lease expired). '
+             'Default: 500. It keeps a sweep after a broker or worker '
+             'outage, when thousands of executions wait at once, from '
+             'flooding the broker: they go out over several sweeps instead '
+             'of in one. Every engine sweeps, so the region\'s rate is this '
+             'times the number of engines. A lower value spares the broker '
+             'and the workers and makes a large backlog wait longer '
+             '(100,000 waiting executions take 200 s at 500 a second on one '
+             'engine); new executions from the tick are not limited.'),
+    cfg.IntOpt(
+        'sweep_recast_max_per_pass',
+        default=5000,
+        min=1,
+        help='Most executions one sweep of one engine casts again (the '
+             'burst allowed by sweep_recast_rate: unused rate accumulates '
+             'up to this many). Default: 5000, sweep_recast_rate times the '
+             'default sweep_interval. What is not cast in one pass waits '
+             'for the next: executions whose worker lease expired go '
+             'first, then those that have waited longest.'),
 ]
 
 

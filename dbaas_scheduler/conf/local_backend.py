@@ -24,13 +24,16 @@ local_backend_opts = [
     cfg.DictOpt(
         'instances',
         default={},
+        mutable=True,
         help='Databases the local backend can back up, as '
              'name:database-URL pairs separated by commas, e.g. '
              'orders:postgresql://backup@db1/orders,'
              'wiki:mysql+pymysql://backup:secret@db2/wiki,'
              'notes:sqlite:////var/lib/notes/notes.db. A policy names one in '
-             'its instance_id. Default: none. A URL may hold a password; '
-             'keep this file readable by the service only.'),
+             'its instance_id; creating a policy for a name that is not '
+             'here is refused. Default: none. A URL may hold a password; '
+             'keep this file readable by the service only. SIGHUP reloads '
+             'it: instances added then can be used without a restart.'),
     cfg.StrOpt(
         'backup_dir',
         default='$state_path/backups',

@@ -37,6 +37,17 @@ trove_opts = [
         choices=['public', 'internal', 'admin'],
         help='Catalog interface of the Trove endpoint. Default: internal, '
              'the one for service-to-service traffic.'),
+    cfg.IntOpt(
+        'rate_limit_max_wait',
+        default=120,
+        min=0,
+        help='Seconds one request to Trove may wait out Trove\'s rate '
+             'limiting (413 overLimit "This request was rate-limited" with '
+             'Retry-After) before it counts as a transient failure, retried '
+             'like a connection error. Default: 120. Trove limits requests '
+             'per project (200 GETs and 200 POSTs a minute by default); a '
+             'real quota (413 "Quota exceeded") fails at once. Keep it well '
+             'below [worker] lease_duration.'),
     cfg.StrOpt(
         'service_type',
         default='database',

@@ -43,10 +43,14 @@ worker_opts = [
         default=300,
         min=10,
         help='Seconds a worker owns an execution without renewing its lease. '
-             'Default: 300. A worker renews its leases well before they '
-             'expire; when it dies, another worker resumes its executions '
-             'after at most this long, so a shorter lease recovers faster '
-             'and costs more lease-renewal writes.'),
+             'Default: 300. A worker renews the leases of everything it '
+             'holds -- executions waiting to start, backups being created, '
+             'backups running -- five times per lease; when it dies or '
+             'freezes, another worker resumes its executions after at most '
+             'this long, so a shorter lease recovers faster and costs more '
+             'lease-renewal writes. It must be longer than a single backend '
+             'request may take ([service_credentials] timeout for Trove, 60 '
+             'seconds if unset): the worker refuses to start otherwise.'),
     cfg.IntOpt(
         'backup_timeout',
         default=21600,
@@ -66,8 +70,10 @@ worker_opts = [
              'them in batches, so a backup is checked every poll_interval '
              'plus the length of a pass (about 2.5 s per 1,000 backups on a '
              'small machine). Default: 15. Lower values notice a finished '
-             'backup sooner and cost one backend request per running backup '
-             'per pass.'),
+             'backup sooner and cost more backend requests: the trove '
+             'backend asks once per project and pass (one listing of the '
+             'project\'s backups per 500), other backends once per running '
+             'backup.'),
     cfg.FloatOpt(
         'retry_initial_delay',
         default=2.0,
@@ -99,10 +105,10 @@ worker_opts = [
         default=8,
         min=1,
         help='Number of threads that check the status of running backups '
-             'at the backend during one poll pass. Default: 8. One '
-             'request per running backup per pass; more threads finish a '
-             'pass over thousands of backups sooner and open more '
-             'connections to the backend.'),
+             'at the backend during one poll pass, one project at a time '
+             '(or one backup at a time, for backends that cannot list). '
+             'Default: 8. More threads finish a pass over many projects '
+             'sooner and open more connections to the backend.'),
     cfg.IntOpt(
         'max_attempts',
         default=5,
@@ -115,6 +121,31 @@ worker_opts = [
              'execution, which counts its claims. '
              'Default: 5. More attempts ride out longer outages and delay '
              'the FAILED state that tells a user something is wrong.'),
+    cfg.IntOpt(
+        'reconcile_interval',
+        default=300,
+        min=1,
+        help='Seconds between two reconciliation passes over the backups of '
+             'an instance. After an execution finishes, its instance is '
+             'reconciled this long later and then every reconcile_interval '
+             'for reconcile_window seconds: the worker lists the instance\'s '
+             'backups and deletes those tagged with one of this service\'s '
+             'executions that are not that execution\'s recorded backup (a '
+             'backup made twice for one slot), once they are finished. '
+             'Default: 300. Shorter intervals delete such duplicates sooner '
+             'and cost one backend list request per instance per interval.'),
+    cfg.IntOpt(
+        'reconcile_window',
+        default=1800,
+        min=0,
+        help='Seconds after an execution of an instance finished during '
+             'which the instance\'s backups are still reconciled. Default: '
+             '1800. It bounds how late a duplicate can appear and still be '
+             'found without another execution of the instance: a create '
+             'request the backend completes after the worker gave up on it, '
+             'or a worker that was paused (a VM pause, a stopped process) '
+             'and wakes up in the middle of creating a backup. Every later '
+             'execution of the instance reconciles it again.'),
 ]
 
 

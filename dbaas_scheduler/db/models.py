@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""SQLAlchemy models: backup_policy, backup_execution and service.
+"""SQLAlchemy models: policies, executions, reconciliations, services.
 
 Every timestamp is an aware UTC datetime kept to the microsecond on every
 backend (:class:`~dbaas_scheduler.db.types.UTCDateTime`).  The alembic
@@ -124,6 +124,10 @@ class BackupExecution(Base):
                  'instance_id', 'status'),
         sa.Index('ix_backup_execution_project_id_created_at',
                  'project_id', 'created_at'),
+        # A worker's own executions (in-flight backups, graceful stop),
+        # found without scanning -- or on MariaDB locking -- the RUNNING
+        # rows of other workers.
+        sa.Index('ix_backup_execution_owner_status', 'owner', 'status'),
     )
 
     id: orm.Mapped[str] = orm.mapped_column(
@@ -146,10 +150,15 @@ class BackupExecution(Base):
     owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
     lease_expires_at: orm.Mapped[datetime.datetime | None] = (
         orm.mapped_column(types.UTCDateTime))
+    # The fencing token of the current claim: new for every claim, and
+    # every write a worker makes about the execution is conditional on it.
+    claim_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
 
     backup_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
-    # Backups the retention rules deleted after this execution succeeded:
-    # [{"id": ..., "created_at": ...}, ...].
+    # Backups deleted on this execution's account: by the retention rules
+    # after it succeeded ([{"id": ..., "created_at": ...}, ...]), or as
+    # extra backups tagged with its id (the same, with "reason":
+    # "duplicate" or "orphan" and "deleted_at").
     deleted_backups: orm.Mapped[list | None] = orm.mapped_column(
         oslo_db_types.JsonEncodedList)
 
@@ -162,6 +171,29 @@ class BackupExecution(Base):
     finished_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
         types.UTCDateTime)
     fault: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class BackupReconciliation(Base):
+    """An instance whose backups a worker's reconciliation pass lists.
+
+    One row per instance with recently finished executions: ``due_at`` is
+    when the next pass over it is due, ``until`` when the passes stop.
+    Workers claim due rows with ``SKIP LOCKED`` and move ``due_at`` on.
+    """
+
+    __tablename__ = 'backup_reconciliation'
+    __table_args__ = (
+        sa.Index('ix_backup_reconciliation_due_at', 'due_at'),
+    )
+
+    instance_id: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), primary_key=True)
+    # The policy whose backend and credentials list the instance's backups.
+    policy_id: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    due_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        types.UTCDateTime)
+    until: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        types.UTCDateTime)
 
 
 class Service(Base):

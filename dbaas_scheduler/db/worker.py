@@ -11,37 +11,59 @@
 # under the License.
 """Database access of the worker: claims, leases and outcomes.
 
-Every change an owner makes to an execution is conditional on still owning
-it (``owner`` and status RUNNING), so a worker whose lease expired and was
-handed to another can no longer record anything.
+Each claim writes a new fencing token, ``claim_id``, and every change a
+worker makes to an execution afterwards -- its backup id, a lease renewal,
+a release, its final state -- is conditional on that token and on status
+RUNNING.  A claim that was superseded (the lease expired and another
+worker, or another thread of the same worker, claimed the execution) can
+no longer record anything, and its holder learns so at its next write.
 """
 
 import datetime
 import types
+import typing
 
+from oslo_db import api as oslo_db_api
 import sqlalchemy as sa
 
-from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
+from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler import enums
 
 _EXECUTION = models.BackupExecution.__table__
 _POLICY = models.BackupPolicy.__table__
+_SERVICE = models.Service.__table__
 
 _RUNNING = enums.ExecutionStatus.RUNNING
 
+# Rows per statement when a worker renews or releases its leases by key.
+_KEYS_PER_STATEMENT = 500
+
+# The status reason of an execution taken over from a worker found dead.
+TAKEN_OVER_REASON = 'taken over from a worker that stopped'
+
+
+def _claim_values(owner, claim_id, lease, now):
+    return dict(status=_RUNNING, owner=owner, claim_id=claim_id,
+                lease_expires_at=lease, attempts=_EXECUTION.c.attempts + 1,
+                next_attempt_at=None,
+                started_at=sa.func.coalesce(_EXECUTION.c.started_at, now))
+
 
 @context_manager.writer
-def claim_executions(context, execution_ids, owner, now, lease_seconds):
-    """Claim executions for ``owner``; return the ids it got.
+def claim_executions(context, execution_ids, owner, claim_id, now,
+                     lease_seconds):
+    """Claim executions for ``owner`` with token ``claim_id``.
 
-    One conditional UPDATE for the whole list: an execution is claimable if
-    it is PENDING or DISPATCHED (and its ``next_attempt_at``, if any, has
-    come), or RUNNING with an expired lease (its worker died).  Anything
-    else -- claimed by another worker, finished, a duplicate message -- is
-    not touched and not returned.  The lease expiry written is unique to
-    this call and tells which rows it claimed.
+    Returns the ids claimed.  One conditional UPDATE for the whole list:
+    an execution is claimable if it is PENDING or DISPATCHED (and its
+    ``next_attempt_at``, if any, has come), or RUNNING with an expired
+    lease (its worker died).  Anything else -- claimed by another worker,
+    finished, a duplicate message -- is not touched and not returned.
+    ``claim_id`` must be new (a UUID): the rows that carry it afterwards
+    are exactly those this call claimed.
     """
     if not execution_ids:
         return []
@@ -52,22 +74,44 @@ def claim_executions(context, execution_ids, owner, now, lease_seconds):
                        _EXECUTION.c.lease_expires_at < now)),
         sa.or_(_EXECUTION.c.next_attempt_at.is_(None),
                _EXECUTION.c.next_attempt_at <= now))
+    values = _claim_values(owner, claim_id, lease, now)
+    # Why it waited (queued, resumed) no longer holds.
+    values['status_reason'] = sa.case(
+        (_EXECUTION.c.status_reason.like('queued:%'), None),
+        (_EXECUTION.c.status_reason.like(
+            db_engine.RESUMING_REASON + '%'), None),
+        else_=_EXECUTION.c.status_reason)
     context.session.execute(
         sa.update(_EXECUTION)
         .where(_EXECUTION.c.id.in_(execution_ids), claimable)
-        .values(status=_RUNNING, owner=owner, lease_expires_at=lease,
-                attempts=_EXECUTION.c.attempts + 1, next_attempt_at=None,
-                started_at=sa.func.coalesce(_EXECUTION.c.started_at, now),
-                # Why it waited (queued, resumed) no longer holds.
-                status_reason=sa.case(
-                    (_EXECUTION.c.status_reason.like('queued:%'), None),
-                    (_EXECUTION.c.status_reason.like(
-                        db_api.RESUMING_REASON + '%'), None),
-                    else_=_EXECUTION.c.status_reason)))
+        .values(**values))
     query = sa.select(_EXECUTION.c.id).where(
-        _EXECUTION.c.id.in_(execution_ids), _EXECUTION.c.owner == owner,
-        _still_running(), _EXECUTION.c.lease_expires_at == lease)
+        _EXECUTION.c.id.in_(execution_ids),
+        _EXECUTION.c.claim_id == claim_id)
     return list(context.session.execute(query).scalars())
+
+
+@context_manager.writer
+def take_over_execution(context, execution_id, old_claim_id, owner,
+                        claim_id, now, lease_seconds):
+    """Claim a RUNNING execution whose worker was found dead.
+
+    Conditional on its claim still being ``old_claim_id`` (None for a
+    claim made before claims had tokens): if its worker was not dead after
+    all and wrote meanwhile, or someone else took it first, nothing
+    changes and False is returned.  A worker that only seemed dead (a
+    paused process) learns at its next write that it lost the claim.
+    """
+    lease = now + datetime.timedelta(seconds=lease_seconds)
+    old = (_EXECUTION.c.claim_id.is_(None) if old_claim_id is None
+           else _EXECUTION.c.claim_id == old_claim_id)
+    values = _claim_values(owner, claim_id, lease, now)
+    values['status_reason'] = TAKEN_OVER_REASON
+    statement = (sa.update(_EXECUTION)
+                 .where(_EXECUTION.c.id == execution_id, old,
+                        _still_running())
+                 .values(**values))
+    return context.session.execute(statement).rowcount == 1
 
 
 @context_manager.reader
@@ -101,37 +145,71 @@ def get_executions_and_policies(context, execution_ids):
     return found
 
 
-@context_manager.reader
-def find_overlaps(context, executions, now):
-    """For each execution, another live one of its instance that goes first.
+class Blocker(typing.NamedTuple):
+    """Another execution of an instance that may be making a backup.
 
-    Goes first: one whose backup was already started at the backend, or,
-    among those not started yet, the one with the earlier (scheduled_at,
-    id).  Two workers that claim executions of one instance at the same
-    moment thus agree on which one runs.  One query for all ``executions``;
-    returns ``{execution id: the id of the one it yields to}``.
+    ``heartbeat_at`` is its owner's last heartbeat (None: no owner, or no
+    service row any more).
+    """
+
+    id: str
+    policy_id: str
+    status: str
+    owner: typing.Optional[str]
+    claim_id: typing.Optional[str]
+    backup_id: typing.Optional[str]
+    scheduled_at: datetime.datetime
+    lease_expires_at: typing.Optional[datetime.datetime]
+    heartbeat_at: typing.Optional[datetime.datetime]
+
+
+@context_manager.reader
+def find_overlaps(context, executions):
+    """For each execution, the others of its instance that go first.
+
+    Candidates are the executions of the same instance that are RUNNING,
+    or waiting to be resumed with a backup already started (the backup
+    runs at the backend meanwhile).  One goes first if its backup was
+    started (``backup_id`` set), or, among those not started yet, if its
+    (scheduled_at, id) is smaller: two workers that claim executions of
+    one instance at the same moment thus agree on which one runs.  Whether
+    a candidate is really running (its owner alive, its backup not
+    finished) is for the caller to find out.  One query for all
+    ``executions``; returns ``{execution id: [Blocker]}``, started backups
+    first.
     """
     if not executions:
         return {}
     instances = {execution.instance_id for execution in executions}
     query = (
-        sa.select(_EXECUTION.c.id, _EXECUTION.c.instance_id,
-                  _EXECUTION.c.scheduled_at, _EXECUTION.c.backup_id)
+        sa.select(_EXECUTION.c.id, _EXECUTION.c.policy_id,
+                  _EXECUTION.c.status, _EXECUTION.c.owner,
+                  _EXECUTION.c.claim_id, _EXECUTION.c.backup_id,
+                  _EXECUTION.c.scheduled_at, _EXECUTION.c.lease_expires_at,
+                  _EXECUTION.c.instance_id, _SERVICE.c.heartbeat_at)
+        .select_from(_EXECUTION.outerjoin(
+            _SERVICE, _SERVICE.c.id == _EXECUTION.c.owner))
         .where(_EXECUTION.c.instance_id.in_(instances),
-               _EXECUTION.c.status == _RUNNING,
-               _EXECUTION.c.lease_expires_at >= now))
-    running = {}
+               sa.or_(_EXECUTION.c.status == _RUNNING,
+                      sa.and_(_EXECUTION.c.status.in_(
+                          enums.ExecutionStatus.WAITING),
+                          _EXECUTION.c.backup_id.is_not(None)))))
+    candidates = {}
     for row in context.session.execute(query).all():
-        running.setdefault(row.instance_id, []).append(row)
+        candidates.setdefault(row.instance_id, []).append(
+            Blocker(*[row._mapping[field] for field in Blocker._fields]))
     overlaps = {}
     for execution in executions:
         mine = (execution.scheduled_at, execution.id)
-        for other in running.get(execution.instance_id, ()):
-            if other.id != execution.id and (
-                    other.backup_id is not None
-                    or (other.scheduled_at, other.id) < mine):
-                overlaps[execution.id] = other.id
-                break
+        first = [other for other in candidates.get(execution.instance_id, ())
+                 if other.id != execution.id and (
+                     other.backup_id is not None
+                     or (other.status == _RUNNING
+                         and (other.scheduled_at, other.id) < mine))]
+        if first:
+            first.sort(key=lambda other: (other.backup_id is None,
+                                          other.scheduled_at, other.id))
+            overlaps[execution.id] = first
     return overlaps
 
 
@@ -143,57 +221,68 @@ def _still_running():
     are RUNNING -- as they say right after a burst turned thousands of
     rows RUNNING -- and then walks every RUNNING row for each statement
     (3 ms per recorded backup id with 10,000 in flight, measured by
-    tools/benchmark_worker.py).  ``status`` is NOT NULL, so the COALESCE
-    changes nothing but the plan: the row is found by its key.
+    ``python -m tools.benchmarks.worker``).  ``status`` is NOT NULL, so the
+    COALESCE changes nothing but the plan: the row is found by its key.
     """
     return sa.func.coalesce(_EXECUTION.c.status, '') == _RUNNING
 
 
-def _owned(execution_id, owner):
-    return (_EXECUTION.c.id == execution_id, _EXECUTION.c.owner == owner,
-            _still_running())
+def _held(execution_id, claim_id):
+    """The execution, while ``claim_id`` is its current, running claim."""
+    return (_EXECUTION.c.id == execution_id,
+            _EXECUTION.c.claim_id == claim_id, _still_running())
 
 
 @context_manager.writer
-def record_backup_id(context, execution_id, owner, backup_id):
-    """Record the backend's backup id; False if ``owner`` lost the lease."""
+def record_backup_id(context, execution_id, claim_id, backup_id):
+    """Record the backend's backup id; False if the claim was superseded.
+
+    A recorded backup id is never replaced: the execution's backup is the
+    first one recorded, whatever happens to its claims afterwards.
+    """
     statement = (sa.update(_EXECUTION)
-                 .where(*_owned(execution_id, owner))
+                 .where(*_held(execution_id, claim_id),
+                        _EXECUTION.c.backup_id.is_(None))
                  .values(backup_id=backup_id))
     return context.session.execute(statement).rowcount == 1
 
 
 @context_manager.writer
-def record_backup_ids(context, owner, recorded):
-    """Record many ``(execution id, backup id)`` in one transaction.
+def record_backup_ids(context, recorded):
+    """Record many ``(execution id, claim id, backup id)`` at once.
 
-    Returns the execution ids whose id was recorded (those ``owner`` still
-    holds).  One compiled UPDATE run for every pair (found by key, see
-    ``_still_running``) costs the worker less than one statement built for
-    the whole batch, which SQLAlchemy would compile anew for each size.
+    Returns the execution ids whose backup id was recorded (those whose
+    claim still holds).  One compiled UPDATE run for every triple (found
+    by key, see ``_still_running``) costs the worker less than one
+    statement built for the whole batch, which SQLAlchemy would compile
+    anew for each size.
     """
     if not recorded:
         return set()
     statement = (sa.update(_EXECUTION)
                  .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
-                        _EXECUTION.c.owner == owner, _still_running())
+                        _EXECUTION.c.claim_id == sa.bindparam('claim'),
+                        _still_running(), _EXECUTION.c.backup_id.is_(None))
                  .values(backup_id=sa.bindparam('new_backup_id')))
     context.session.execute(statement, [
-        {'execution_id': execution_id, 'new_backup_id': backup_id}
-        for execution_id, backup_id in recorded])
-    wanted = dict(recorded)
-    query = sa.select(_EXECUTION.c.id, _EXECUTION.c.backup_id).where(
-        _EXECUTION.c.id.in_(list(wanted)), _EXECUTION.c.owner == owner)
+        {'execution_id': execution_id, 'claim': claim_id,
+         'new_backup_id': backup_id}
+        for execution_id, claim_id, backup_id in recorded])
+    wanted = {execution_id: (claim_id, backup_id)
+              for execution_id, claim_id, backup_id in recorded}
+    query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id,
+                      _EXECUTION.c.backup_id).where(
+        _EXECUTION.c.id.in_(list(wanted)))
     return {row.id for row in context.session.execute(query).all()
-            if row.backup_id == wanted[row.id]}
+            if (row.claim_id, row.backup_id) == wanted[row.id]}
 
 
 @context_manager.writer
-def release_execution(context, execution_id, owner, next_attempt_at,
+def release_execution(context, execution_id, claim_id, next_attempt_at,
                       reason):
     """Give an execution back, to be cast again at ``next_attempt_at``."""
     statement = (sa.update(_EXECUTION)
-                 .where(*_owned(execution_id, owner))
+                 .where(*_held(execution_id, claim_id))
                  .values(status=enums.ExecutionStatus.PENDING, owner=None,
                          lease_expires_at=None, dispatched_at=None,
                          # It has not really started: [worker]
@@ -203,62 +292,123 @@ def release_execution(context, execution_id, owner, next_attempt_at,
     return context.session.execute(statement).rowcount == 1
 
 
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
 @context_manager.writer
-def finish_execution(context, execution_id, owner, status, now, reason=None,
-                     fault=None):
-    """RUNNING -> SUCCEEDED, FAILED or SKIPPED; False if not ``owner``'s.
+def finish_execution(context, execution_id, claim_id, status, now,
+                     reason=None, fault=None, reconcile=None):
+    """RUNNING -> SUCCEEDED, FAILED or SKIPPED; False if the claim is gone.
 
     A ``reason`` replaces the status reason; without one, what the engine
-    noted (e.g. coalesced missed runs) stays.
+    noted (e.g. coalesced missed runs) stays.  ``reconcile``, a
+    ``db_reconciliation.Schedule``, queues the execution's instance for
+    reconciliation in the same transaction.
     """
     values = dict(status=status, finished_at=now, fault=fault,
                   lease_expires_at=None)
     if reason is not None:
         values['status_reason'] = reason
     statement = (sa.update(_EXECUTION)
-                 .where(*_owned(execution_id, owner)).values(**values))
-    return context.session.execute(statement).rowcount == 1
+                 .where(*_held(execution_id, claim_id)).values(**values))
+    if context.session.execute(statement).rowcount != 1:
+        return False
+    if reconcile is not None:
+        db_reconciliation.schedule(context, reconcile)
+    return True
+
+
+def _chunks(claims):
+    items = sorted(claims.items())
+    for start in range(0, len(items), _KEYS_PER_STATEMENT):
+        yield dict(items[start:start + _KEYS_PER_STATEMENT])
+
+
+def _update_held(context, claims, lease):
+    """Set the lease of the ``{execution id: claim id}`` still held.
+
+    One statement per row, each finding its row by primary key: on
+    MariaDB an ``id IN (...)`` over a large share of a small table is run
+    as a scan of the whole primary key, and an UPDATE locks every row it
+    scans -- other workers' included, waiting for any of them another
+    transaction holds.  The ids whose lease is now ``lease`` are read back
+    with a plain (non-locking) SELECT.
+    """
+    statement = (sa.update(_EXECUTION)
+                 .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
+                        _EXECUTION.c.claim_id == sa.bindparam('claim'),
+                        _still_running())
+                 .values(lease_expires_at=sa.bindparam('new_lease')))
+    held = set()
+    for chunk in _chunks(claims):
+        context.session.execute(statement, [
+            {'execution_id': execution_id, 'claim': claim_id,
+             'new_lease': lease}
+            for execution_id, claim_id in chunk.items()])
+        query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id).where(
+            _EXECUTION.c.id.in_(list(chunk)),
+            _EXECUTION.c.lease_expires_at == lease)
+        held.update(row.id for row in context.session.execute(query)
+                    if chunk.get(row.id) == row.claim_id)
+    return held
+
+
+@context_manager.writer
+def renew_leases(context, claims, now, lease_seconds):
+    """Extend the leases of ``{execution id: claim id}``; the ids renewed.
+
+    An id missing from the answer has lost its claim (superseded, or
+    finished meanwhile).
+    """
+    if not claims:
+        return set()
+    return _update_held(context, claims, now + datetime.timedelta(
+        seconds=lease_seconds))
+
+
+@context_manager.writer
+def release_claims(context, claims, now):
+    """Let the engine's sweep hand ``{execution id: claim id}`` over now.
+
+    Their leases expire at ``now``; what was recorded (the backup id above
+    all) stays, and the worker that resumes them goes on from there.
+    Returns the ids released.
+    """
+    if not claims:
+        return set()
+    return _update_held(context, claims, now)
 
 
 @context_manager.writer
 def record_deleted_backups(context, execution_id, deleted_backups):
-    context.session.execute(
-        sa.update(_EXECUTION).where(_EXECUTION.c.id == execution_id)
-        .values(deleted_backups=deleted_backups))
+    """Add ``deleted_backups`` to the execution's list of deleted backups.
 
-
-@context_manager.writer
-def renew_leases(context, owner, now, lease_seconds):
-    """Extend the leases of ``owner``'s started backups, in one statement.
-
-    An execution whose backup was not started yet is not renewed: the
-    thread starting it is done well within a lease, and if it died without
-    recording anything the lease must run out so that it is resumed.
+    Whoever deleted them -- retention after the execution succeeded, a
+    worker deleting a backup it made after losing its claim, a
+    reconciliation pass -- an entry is added once per backup id.  The row
+    is locked while its list is read and written back.
     """
-    statement = (sa.update(_EXECUTION)
-                 .where(_EXECUTION.c.owner == owner,
-                        _EXECUTION.c.status == _RUNNING,
-                        _EXECUTION.c.backup_id.is_not(None))
-                 .values(lease_expires_at=now + datetime.timedelta(
-                     seconds=lease_seconds)))
-    return context.session.execute(statement).rowcount
-
-
-@context_manager.writer
-def expire_leases(context, owner, now):
-    """Let the sweep hand ``owner``'s executions to another worker now."""
-    statement = (sa.update(_EXECUTION)
-                 .where(_EXECUTION.c.owner == owner,
-                        _EXECUTION.c.status == _RUNNING)
-                 .values(lease_expires_at=now))
-    return context.session.execute(statement).rowcount
+    row = context.session.execute(
+        sa.select(_EXECUTION.c.deleted_backups)
+        .where(_EXECUTION.c.id == execution_id)
+        .with_for_update()).first()
+    if row is None:
+        return []
+    current = list(row.deleted_backups or [])
+    known = {entry.get('id') for entry in current}
+    added = [entry for entry in deleted_backups
+             if entry.get('id') not in known]
+    if added:
+        context.session.execute(
+            sa.update(_EXECUTION).where(_EXECUTION.c.id == execution_id)
+            .values(deleted_backups=current + added))
+    return added
 
 
 @context_manager.reader
 def list_backups_in_flight(context, owner):
     """``owner``'s RUNNING executions whose backup was started, with policy.
 
-    Returns ``[(execution, policy or None)]``.
+    Returns ``[(execution, policy or None)]``; found through the
+    ``(owner, status)`` index, without reading other workers' rows.
     """
     query = (
         sa.select(models.BackupExecution, models.BackupPolicy)
@@ -271,9 +421,35 @@ def list_backups_in_flight(context, owner):
 
 
 @context_manager.reader
-def list_policy_backup_ids(context, policy_id):
-    """The ids of every backup this policy's executions created."""
-    query = sa.select(_EXECUTION.c.backup_id).where(
+def list_instance_backup_owners(context, instance_id):
+    """``{backup id: policy id}`` of every backup made for the instance.
+
+    Any policy's, a deleted one's too: retention must know which backups
+    of the instance this service created, and for whom.
+    """
+    query = sa.select(_EXECUTION.c.backup_id, _EXECUTION.c.policy_id).where(
+        _EXECUTION.c.instance_id == instance_id,
+        _EXECUTION.c.backup_id.is_not(None))
+    return {row.backup_id: row.policy_id
+            for row in context.session.execute(query)}
+
+
+@context_manager.reader
+def list_instance_policies(context, instance_id, backend):
+    """The policies of an instance at a backend, with their retention."""
+    columns = [_POLICY.c.id, _POLICY.c.timezone, _POLICY.c.keep_last,
+               _POLICY.c.keep_daily, _POLICY.c.keep_weekly,
+               _POLICY.c.keep_monthly, _POLICY.c.max_age_days]
+    query = sa.select(*columns).where(_POLICY.c.instance_id == instance_id,
+                                      _POLICY.c.backend == backend)
+    return [types.SimpleNamespace(**row._asdict())
+            for row in context.session.execute(query)]
+
+
+@context_manager.reader
+def count_policy_backups(context, policy_id):
+    """How many backups this policy's executions started."""
+    query = sa.select(sa.func.count()).select_from(_EXECUTION).where(
         _EXECUTION.c.policy_id == policy_id,
         _EXECUTION.c.backup_id.is_not(None))
-    return set(context.session.execute(query).scalars())
+    return context.session.execute(query).scalar()

@@ -23,11 +23,9 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from dbaas_scheduler import context as dbaas_context
-from dbaas_scheduler import policies
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 
 LOG = logging.getLogger(__name__)
-
-EVENT_TYPE = 'trove.instance.delete'
 
 
 def pool_name(conf):
@@ -55,7 +53,7 @@ class TroveNotificationEndpoint:
             LOG.warning('%s from %s without an instance_id: ignored',
                         event_type, publisher_id)
             return messaging.NotificationResult.HANDLED
-        deleted = policies.delete_policies_for_instance(
+        deleted = backup_policy_obj.delete_policies_for_instance(
             dbaas_context.get_admin_context(), self.conf, instance_id)
         LOG.info('Trove deleted instance %s: %d backup policies deleted',
                  instance_id, len(deleted))

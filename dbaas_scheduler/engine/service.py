@@ -11,7 +11,7 @@
 # under the License.
 """The dbaas-scheduler-engine service: the tick and sweep loops.
 
-Built on :class:`~dbaas_scheduler.looping_service.LoopingService`: a loop
+Built on :class:`~dbaas_scheduler.service.LoopingService`: a loop
 that fails because the database or the broker is away logs, backs off and
 tries again.  Stopping (SIGTERM) lets the tick in flight finish: its
 transaction commits or rolls back, and what it committed is cast before
@@ -19,25 +19,24 @@ the process exits.
 """
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 from oslo_utils import timeutils
 
-from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.engine import dispatcher
+from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler import dispatch
 from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler.engine import sweeps
 from dbaas_scheduler.engine import tick
-from dbaas_scheduler import looping_service
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler import service
 
 LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-engine'
 
 
-class EngineService(looping_service.LoopingService):
+class EngineService(service.LoopingService):
     """Dispatches due backups; any number of engines may run at once."""
 
     binary = BINARY
@@ -45,7 +44,8 @@ class EngineService(looping_service.LoopingService):
     def __init__(self, conf):
         super().__init__(conf)
         self.worker_api = None
-        self.servers = []
+        # Paces the sweeps' casts from one pass to the next.
+        self.recast_limiter = sweeps.limiter_from_conf(conf)
 
     @property
     def topic(self):
@@ -57,20 +57,10 @@ class EngineService(looping_service.LoopingService):
         if self.conf.rpc_transport == 'none':
             return
         # The RPC API for other services, and Trove's notifications.
-        target = messaging.Target(topic=self.topic, server=self.conf.host)
-        self.servers.append(rpc.get_server(
-            target, [manager.EngineManager(self.conf)]))
+        self.serve_rpc([manager.EngineManager(self.conf)])
         listener = notification_listener.get_listener(self.conf)
         if listener is not None:
-            self.servers.append(listener)
-        for server in self.servers:
-            server.start()
-
-    def on_stop(self):
-        for server in self.servers:
-            server.stop()
-        for server in self.servers:
-            server.wait()
+            self.add_server(listener)
 
     def loops(self):
         threads = self.conf.engine.tick_threads
@@ -90,8 +80,8 @@ class EngineService(looping_service.LoopingService):
         result = tick.run_tick(context, now, self.conf.engine.batch_size,
                                self.conf.engine.catchup_window)
         if result.runs:
-            dispatcher.dispatch(self.worker_api, context, result.runs,
-                                self.conf.engine.executions_per_message)
+            dispatch.dispatch(self.worker_api, context, result.runs,
+                              self.conf.engine.executions_per_message, now)
         if result.claimed:
             LOG.info('Tick: %d due policies, %d runs dispatched, %d missed '
                      'slots recorded, %d policies finished',
@@ -99,7 +89,7 @@ class EngineService(looping_service.LoopingService):
                      result.finished)
         if result.full:
             return 0
-        return self._sleep_time(db_api.get_earliest_due_time(context))
+        return self._sleep_time(db_engine.get_earliest_due_time(context))
 
     def _sleep_time(self, earliest):
         scan_interval = self.conf.engine.scan_interval
@@ -110,7 +100,7 @@ class EngineService(looping_service.LoopingService):
 
     def sweep_once(self, context):
         result = sweeps.sweep(context, self.worker_api, self.conf,
-                              timeutils.utcnow(True))
+                              timeutils.utcnow(True), self.recast_limiter)
         if result.recast or result.resumed or result.expired_services:
             LOG.info('Sweep: %d executions cast again, %d resumed after '
                      'an expired lease, %d dead service rows deleted',

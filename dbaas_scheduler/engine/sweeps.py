@@ -15,16 +15,22 @@ Any number of engines may sweep at once: each claims rows with ``SKIP
 LOCKED`` and stamps them in the same transaction, so a row is cast by one
 sweep only.  A cast that arrives twice is harmless: the worker's claim is a
 conditional update that the second message does not match.
+
+What one engine's sweeps cast is paced by a :class:`RecastLimiter`, so
+that a sweep after an outage, when thousands of executions wait at once,
+hands them to the broker at ``[engine] sweep_recast_rate`` a second rather
+than all in one pass.
 """
 
 import dataclasses
 import datetime
+import time
 
 from oslo_log import log as logging
 
-from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler.db import services as db_services
-from dbaas_scheduler.engine import dispatcher
+from dbaas_scheduler import dispatch
 
 LOG = logging.getLogger(__name__)
 
@@ -34,39 +40,119 @@ class SweepResult:
     recast: int
     resumed: int
     expired_services: int
+    # Executions left for a later pass by the rate limit.
+    deferred: bool = False
 
 
-def sweep(context, worker_api, conf, now):
-    """One pass of every sweep; returns what it did."""
-    stale_before = now - datetime.timedelta(
-        seconds=conf.engine.dispatch_timeout)
+class RecastLimiter:
+    """A token bucket over the executions one engine's sweeps cast.
+
+    It fills at ``rate`` executions a second up to ``burst``, and starts
+    full: one pass casts at most ``burst``, and over a longer time no more
+    than ``rate`` a second on average.  ``clock`` is a monotonic clock in
+    seconds (a parameter for the tests).
+    """
+
+    def __init__(self, rate, burst, clock=time.monotonic):
+        self.rate = float(rate)
+        self.burst = int(burst)
+        self._clock = clock
+        self._tokens = float(self.burst)
+        self._filled_at = clock()
+
+    def available(self):
+        """How many executions may be cast now."""
+        now = self._clock()
+        elapsed = max(0.0, now - self._filled_at)
+        self._tokens = min(float(self.burst),
+                           self._tokens + elapsed * self.rate)
+        self._filled_at = now
+        return int(self._tokens)
+
+    def spend(self, count):
+        self._tokens -= count
+
+
+def limiter_from_conf(conf):
+    return RecastLimiter(conf.engine.sweep_recast_rate,
+                         conf.engine.sweep_recast_max_per_pass)
+
+
+# Why a sweep stopped casting before it ran out of work.
+BUDGET_SPENT = 'budget spent'
+CAST_FAILED = 'cast failed'
+
+
+def _take_and_cast(context, worker_api, conf, now, budget, claim):
+    """Claim with ``claim(limit)`` and cast, batch by batch, within budget.
+
+    Returns ``(claimed, sent, stopped)``: how many executions were claimed
+    and how many of them cast, and None, or why it stopped while more may
+    be waiting (:data:`BUDGET_SPENT`, :data:`CAST_FAILED`).
+    """
     batch = conf.engine.batch_size
     per_message = conf.engine.executions_per_message
-
-    recast = 0
+    claimed = sent = 0
     while True:
-        ids = db_api.claim_waiting_executions(context, now, stale_before,
-                                              batch)
+        limit = min(batch, budget - claimed)
+        if limit <= 0:
+            return claimed, sent, BUDGET_SPENT
+        ids = claim(limit)
+        claimed += len(ids)
         if ids:
-            LOG.info('Casting %d executions again that no worker claimed '
-                     'within %ss', len(ids), conf.engine.dispatch_timeout)
-            recast += len(dispatcher.cast_executions(
-                worker_api, context, ids, per_message))
-        if len(ids) < batch:
-            break
+            cast = dispatch.dispatch(worker_api, context, ids, per_message,
+                                     now)
+            sent += len(cast)
+            if len(cast) < len(ids):
+                return claimed, sent, CAST_FAILED
+        if len(ids) < limit:
+            return claimed, sent, None
 
-    resumed = 0
-    while True:
-        expired = db_api.reclaim_expired_leases(context, now, batch)
+
+def sweep(context, worker_api, conf, now, limiter=None):
+    """One pass of every sweep; returns what it did.
+
+    ``limiter`` (a :class:`RecastLimiter` kept from pass to pass) paces
+    the casts; without one, a pass casts at most
+    ``[engine] sweep_recast_max_per_pass``.
+    """
+    limiter = limiter or limiter_from_conf(conf)
+    stale_before = now - datetime.timedelta(
+        seconds=conf.engine.dispatch_timeout)
+
+    # Executions a worker lost go first: each may be a backup under way.
+    def reclaim(limit):
+        expired = db_engine.reclaim_expired_leases(context, now, limit)
         for execution_id, owner in expired:
             LOG.warning('Execution %s: the lease of worker %s expired; '
                         'another worker will resume it', execution_id, owner)
-        if expired:
-            resumed += len(dispatcher.cast_executions(
-                worker_api, context, [e for e, _ in expired], per_message))
-        if len(expired) < batch:
-            break
+        return [execution_id for execution_id, _ in expired]
+
+    # Taken once a pass, so that no pass casts more than the burst.
+    budget = limiter.available()
+    claimed, resumed, stopped = _take_and_cast(context, worker_api, conf,
+                                               now, budget, reclaim)
+    limiter.spend(claimed)
+
+    def recast(limit):
+        ids = db_engine.claim_waiting_executions(context, now, stale_before,
+                                                 limit)
+        if ids:
+            LOG.info('Casting %d executions again that no worker claimed '
+                     'within %ss', len(ids), conf.engine.dispatch_timeout)
+        return ids
+
+    recast_count = 0
+    if stopped is None:
+        claimed, recast_count, stopped = _take_and_cast(
+            context, worker_api, conf, now, budget - claimed, recast)
+        limiter.spend(claimed)
+    if stopped == BUDGET_SPENT:
+        LOG.info('Sweep: the re-cast budget ([engine] sweep_recast_rate, '
+                 'sweep_recast_max_per_pass) is spent; executions still '
+                 'waiting are cast by the next passes')
 
     expired_services = db_services.delete_expired_services(
         context, now - datetime.timedelta(seconds=conf.service_expiry))
-    return SweepResult(recast, resumed, expired_services)
+    return SweepResult(recast_count, resumed, expired_services,
+                       stopped == BUDGET_SPENT)

@@ -11,30 +11,34 @@
 # under the License.
 """The engine tick: claim due policies, advance them, record executions.
 
-One tick is one database transaction (DESIGN section 4):
+One tick is one database transaction ("The engine tick: exactly once" in
+doc/source/contributor/architecture.rst):
 
 1. lock a batch of due, enabled policies (``SKIP LOCKED``);
 2. work out, for each, what its due slot becomes (:func:`plan_batch`, no
    I/O) -- a run, or a SKIPPED "missed" record when it is later than the
    catch-up window -- and its next run time;
 3. compare-and-set ``next_execution_time`` for the whole batch in one
-   statement and insert the executions in one statement;
-4. commit.  Only then are the new executions cast to the workers (by
-   :mod:`dbaas_scheduler.engine.dispatcher`).
+   statement and insert the executions in one statement, the runs already
+   DISPATCHED;
+4. commit.  Only then are the new runs cast to the workers (by
+   :mod:`dbaas_scheduler.dispatch`), and nothing is written after the
+   cast unless it fails.
 
 A crash before the commit changes nothing; after it, every execution is
-recorded and the sweep casts those no worker claimed.
+recorded and the sweep casts again those no worker claimed.
 """
 
 import dataclasses
 import datetime
 import functools
+import os
 
 from oslo_db import api as oslo_db_api
 from oslo_log import log as logging
-from oslo_utils import uuidutils
 
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
@@ -59,7 +63,7 @@ class Plan:
 
     advances: list = dataclasses.field(default_factory=list)
     executions: list = dataclasses.field(default_factory=list)
-    # Ids of the PENDING executions, to cast after the commit.
+    # Ids of the runs (recorded DISPATCHED), to cast after the commit.
     runs: list = dataclasses.field(default_factory=list)
     missed: int = 0
     finished: int = 0
@@ -75,7 +79,9 @@ class TickResult:
     full: bool
 
 
-@functools.lru_cache(maxsize=4096)
+# One entry per distinct (schedule, time zone, bounds): 'H H * * *' in one
+# zone resolves to 1,440 of them however many policies use it.
+@functools.lru_cache(maxsize=8192)
 def _parse(schedule_type, expression, timezone, start_at, end_at, hash_key):
     return schedule.parse_schedule(schedule_type, expression, timezone,
                                    start_at, end_at, hash_key)
@@ -87,11 +93,15 @@ def get_schedule(row):
     Policies that share expression, time zone and bounds share one parsed
     object.  A hashed cron schedule is read in its resolved form (its ``H``
     fields filled in when the policy was stored), which many policies
-    share; only a row without one is hashed here, per policy.
+    share; only a row without one (written by an older release during an
+    upgrade) is hashed here, per policy.
     """
-    expression = getattr(row, 'resolved_schedule', None) or row.schedule
-    hashed = schedule.needs_hash_key(row.schedule_type, expression)
-    return _parse(row.schedule_type, expression, row.timezone,
+    resolved = getattr(row, 'resolved_schedule', None)
+    if resolved:
+        return _parse(row.schedule_type, resolved, row.timezone,
+                      row.start_at, row.end_at, None)
+    hashed = schedule.needs_hash_key(row.schedule_type, row.schedule)
+    return _parse(row.schedule_type, row.schedule, row.timezone,
                   row.start_at, row.end_at, row.id if hashed else None)
 
 
@@ -120,12 +130,33 @@ def _finished_reason(sched, remaining_runs):
     return 'completed: no run before end_at (%s)' % sched.end_at.isoformat()
 
 
-def _execution(row, scheduled_at, status, reason, now):
-    """An execution row, in db_api.EXECUTION_INSERT_COLUMNS order."""
-    return (uuidutils.generate_uuid(), row.id, row.project_id,
-            row.instance_id, scheduled_at, enums.ExecutionTrigger.SCHEDULE,
-            status, reason, 0, now,
-            now if status in enums.ExecutionStatus.FINISHED else None)
+def new_execution_ids():
+    """An endless supply of random (version 4) UUIDs, as strings.
+
+    What uuid4() gives, read from the OS's random source 256 at a time: a
+    tick needs one per due policy, and uuid4() per id (a system call, a
+    UUID object, its formatting) was 5% of an engine's CPU in a burst.
+    """
+    while True:
+        text = os.urandom(16 * 256).hex()
+        for start in range(0, len(text), 32):
+            part = text[start:start + 32]
+            # Version 4 in the 13th digit; variant 10xx in the 17th.
+            yield '%s-%s-4%s-%s%s-%s' % (
+                part[:8], part[8:12], part[13:16],
+                '89ab'[int(part[16], 16) & 3], part[17:20], part[20:])
+
+
+def _execution(row, scheduled_at, status, reason, now, execution_id):
+    return db_engine.NewExecution(
+        id=execution_id, policy_id=row.id,
+        project_id=row.project_id, instance_id=row.instance_id,
+        scheduled_at=scheduled_at, trigger=enums.ExecutionTrigger.SCHEDULE,
+        status=status, status_reason=reason, attempts=0, created_at=now,
+        dispatched_at=(now if status == enums.ExecutionStatus.DISPATCHED
+                       else None),
+        finished_at=(now if status in enums.ExecutionStatus.FINISHED
+                     else None))
 
 
 def plan_batch(rows, now, default_catchup_window):
@@ -135,8 +166,12 @@ def plan_batch(rows, now, default_catchup_window):
 
     * the slots from ``due`` up to now coalesce: only the most recent one,
       ``latest``, can run;
-    * it runs (a PENDING execution) if ``now - latest`` is within the
-      policy's catch-up window, else nothing runs;
+    * it runs if ``now - latest`` is within the policy's catch-up window,
+      else nothing runs.  A run is recorded DISPATCHED, stamped ``now``:
+      it is cast right after the commit, and writing its status after
+      the cast would be one more statement per run that can fail once
+      the message is gone (doc/source/contributor/architecture.rst, "Row
+      locks");
     * slots passed over without running are recorded as one SKIPPED
       execution at ``due`` with the reason ``missed`` -- never dropped
       silently;
@@ -146,6 +181,8 @@ def plan_batch(rows, now, default_catchup_window):
     """
     plan = Plan()
     slots = {}
+    windows = {}
+    new_id = new_execution_ids().__next__
     for row in rows:
         due = row.next_execution_time
         try:
@@ -155,8 +192,11 @@ def plan_batch(rows, now, default_catchup_window):
             # database: stop, and say why, rather than fail every tick.
             LOG.warning('Disabling backup policy %s: its schedule is no '
                         'longer valid: %s', row.id, exc)
-            plan.advances.append((row.id, due, None, row.remaining_runs,
-                                  False, 'schedule error: %s' % exc, None))
+            plan.advances.append(db_engine.PolicyAdvance(
+                id=row.id, due=due, next_execution_time=None,
+                remaining_runs=row.remaining_runs, enabled=False,
+                paused_reason='schedule error: %s' % exc,
+                last_execution_id=None))
             plan.finished += 1
             continue
         key = (sched.share_key, due)
@@ -166,23 +206,25 @@ def plan_batch(rows, now, default_catchup_window):
 
         window = (row.catchup_window if row.catchup_window is not None
                   else default_catchup_window)
-        runs = now - latest <= datetime.timedelta(seconds=window)
+        if window not in windows:
+            windows[window] = datetime.timedelta(seconds=window)
+        runs = now - latest <= windows[window]
         remaining = row.remaining_runs
         last_execution_id = None
         if passed or not runs:
             missed = _execution(row, due, enums.ExecutionStatus.SKIPPED,
-                                MISSED, now)
+                                MISSED, now, new_id())
             plan.executions.append(missed)
-            last_execution_id = missed[0]
+            last_execution_id = missed.id
             plan.missed += 1
         if runs:
             reason = ('coalesced %d missed runs since %s'
                       % (passed, due.isoformat()) if passed else None)
-            run = _execution(row, latest, enums.ExecutionStatus.PENDING,
-                             reason, now)
+            run = _execution(row, latest, enums.ExecutionStatus.DISPATCHED,
+                             reason, now, new_id())
             plan.executions.append(run)
-            plan.runs.append(run[0])
-            last_execution_id = run[0]
+            plan.runs.append(run.id)
+            last_execution_id = run.id
             if remaining is not None:
                 remaining = max(remaining - 1, 0)
 
@@ -191,9 +233,12 @@ def plan_batch(rows, now, default_catchup_window):
         if not enabled:
             paused_reason = _finished_reason(sched, remaining)
             plan.finished += 1
-        plan.advances.append((row.id, due, following if enabled else None,
-                              remaining, enabled, paused_reason,
-                              last_execution_id))
+        plan.advances.append(db_engine.PolicyAdvance(
+            id=row.id, due=due,
+            next_execution_time=following if enabled else None,
+            remaining_runs=remaining, enabled=enabled,
+            paused_reason=paused_reason,
+            last_execution_id=last_execution_id))
     return plan
 
 
@@ -206,16 +251,16 @@ def run_tick(context, now, batch_size, default_catchup_window):
     row locks, allows; the next tick takes the batch again.
     """
     with db_api.writer_transaction(context):
-        rows = db_api.claim_due_policies(context, now, batch_size)
+        rows = db_engine.claim_due_policies(context, now, batch_size)
         if not rows:
             return TickResult(0, [], 0, 0, False)
         plan = plan_batch(rows, now, default_catchup_window)
-        matched = db_api.advance_policies(context, plan.advances, now)
+        matched = db_engine.advance_policies(context, plan.advances, now)
         if matched != len(plan.advances):
             raise ConcurrentUpdate(
                 '%d of %d claimed policies changed before they could be '
                 'advanced' % (len(plan.advances) - matched,
                               len(plan.advances)))
-        db_api.insert_executions(context, plan.executions)
+        db_engine.insert_executions(context, plan.executions)
     return TickResult(len(rows), plan.runs, plan.missed, plan.finished,
                       len(rows) == batch_size)

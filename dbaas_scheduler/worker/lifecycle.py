@@ -11,21 +11,26 @@
 # under the License.
 """An execution's life in a worker, up to the backup being started.
 
-DESIGN section 5, steps 1 to 3 and 7:
+Steps 1 to 3 and 7 of "The worker" in doc/source/contributor/architecture.rst:
 
 1. **Claim** with one conditional update for a message's executions
-   (``db_worker.claim_executions``); an execution someone else holds, or
-   one already finished, is dropped: a duplicate or repeated cast does
-   nothing.  The claimed executions, their policies and their overlaps are
-   then loaded with one query each.
-2. **Overlap**: another execution of the same instance goes first (see
-   ``db_worker.find_overlaps``) -- the policy's ``skip`` makes this one
-   SKIPPED with the reason, ``queue`` gives it back to be cast again after
-   ``[worker] queue_retry_interval``.
+   (``db_worker.claim_executions``), under a new fencing token (the claim
+   id) that every later write about them is conditional on.  An execution
+   someone else holds, or one already finished, is dropped: a duplicate or
+   repeated cast does nothing.  The claims are held by the worker's
+   :class:`~dbaas_scheduler.worker.leases.LeaseKeeper`, which renews their
+   leases while they wait for this thread and while their backups are
+   created, however slow the backend is.
+2. **Overlap**: another execution of the same instance that goes first
+   and is really running (``worker/overlap.py``) -- the policy's ``skip``
+   makes this one SKIPPED with the reason, ``queue`` gives it back to be
+   cast again after ``[worker] queue_retry_interval``.
 3. **Create, idempotently**: if no backup id is recorded, look for a backup
    tagged with the execution id first (a worker may have died between the
-   backend's create and the recording of its id), create one otherwise,
-   and record its id at once.
+   backend's create and the recording of its id); renew the lease, which
+   also checks that the claim still holds, right before creating one; and
+   record its id at once.  If the claim was lost meanwhile, the backup is
+   one too many and the worker deletes it (``strays.Compensator``).
 
 Watching the backup until it finishes (step 4) is the poller's job, so no
 thread waits for hours.  Backend calls that fail with a transient error are
@@ -35,27 +40,76 @@ read, and an instance that no longer exists also disables its policy.
 """
 
 import datetime
+import re
+import threading
+import types
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
-import tenacity
+from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
+from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
+from dbaas_scheduler.worker import backend_calls
+from dbaas_scheduler.worker import leases
+from dbaas_scheduler.worker import overlap
 from dbaas_scheduler.worker import recorder
+from dbaas_scheduler.worker import strays
 
 LOG = logging.getLogger(__name__)
 
 Status = enums.ExecutionStatus
 
+# What ExecutionRunner.start did with an execution.
+STARTED = 'started'      # its backup runs (just started, or resumed)
+FINISHED = 'finished'    # it ended (SUCCEEDED is never decided here)
+RELEASED = 'released'    # queued behind another backup of its instance
+LOST = 'lost'            # its claim was superseded meanwhile
+
+
+class ClaimLost(Exception):
+    """The claim of an execution is no longer current."""
+
+
+def check_backend_timeouts(conf):
+    """Refuse a backend whose calls may outlast ``[worker] lease_duration``.
+
+    A call that outlasts the lease could create a backup after another
+    worker has taken the execution over.  Raises ``InvalidConfiguration``
+    with one line that says what to change.
+    """
+    lease = conf.worker.lease_duration
+    for name, timeout in sorted(loader.call_timeouts(conf).items()):
+        if timeout is not None and timeout >= lease:
+            raise exception.InvalidConfiguration(reason=(
+                '[worker] lease_duration (%g s) must be longer than one '
+                'request of the %s backend may take (%g s, [service_'
+                'credentials] timeout): raise lease_duration or lower the '
+                'timeout' % (lease, name, timeout)))
+
+
+_CONTROL = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]+')
+
+
+def one_line(text):
+    """``text`` without control characters or line breaks.
+
+    Trove (and other backends) want one-line names: Trove's schema pattern
+    ``^.*[0-9a-zA-Z]+.*$`` refuses a newline.  Policies created before the
+    API refused such names may still have them.
+    """
+    return ' '.join(_CONTROL.sub(' ', text or '').split())
+
 
 def backup_name(policy, execution):
-    """``<policy name>-<scheduled_at in UTC, ISO basic>``."""
-    return '%s-%s' % (policy.name,
+    """``<policy name>-<scheduled_at in UTC, ISO basic>``, on one line."""
+    return '%s-%s' % (one_line(policy.name),
                       execution.scheduled_at.strftime('%Y%m%dT%H%M%SZ'))
 
 
@@ -68,24 +122,70 @@ _TRIGGER_WORDS = {
 
 def backup_description(policy, execution):
     return ('%s backup of policy %s (%s) for %s. %s' % (
-        _TRIGGER_WORDS.get(execution.trigger, 'Scheduled'), policy.name,
+        _TRIGGER_WORDS.get(execution.trigger, 'Scheduled'),
+        one_line(policy.name),
         policy.id, execution.scheduled_at.isoformat(),
         backends.execution_tag(execution.id)))
+
+
+# With "incremental": true, a full backup every this many backups unless
+# backup_params says "full_every" (doc/source/user/retention.rst).
+DEFAULT_FULL_EVERY = 7
+
+
+def chain_step(policy, backups_made):
+    """``policy`` as this run uses it: full or incremental.
+
+    With ``incremental`` backups, every ``full_every``-th backup of the
+    policy (the first one too) is a full one and starts a new chain, so
+    that retention can delete old chains whole; the others build on the
+    instance's latest backup.  ``backups_made`` counts the policy's
+    earlier backups.
+    """
+    params = policy.backup_params or {}
+    if not params.get('incremental') or params.get('parent_id'):
+        return policy
+    try:
+        full_every = int(params.get('full_every') or DEFAULT_FULL_EVERY)
+    except (TypeError, ValueError):
+        full_every = DEFAULT_FULL_EVERY
+    if backups_made % max(full_every, 1):
+        return policy
+    run = types.SimpleNamespace(**vars(policy))
+    run.backup_params = dict(params, incremental=False)
+    return run
 
 
 class ExecutionRunner:
     """Claims executions and starts their backups (worker steps 1-3)."""
 
-    def __init__(self, conf, owner):
+    STARTED = STARTED
+
+    def __init__(self, conf, owner, keeper=None, compensator=None,
+                 ready=None):
         self.conf = conf
         self.owner = owner
+        # Set once the owner's service row exists; claims wait for it.
+        self.ready = ready
+        if ready is None:
+            self.ready = threading.Event()
+            self.ready.set()
+        self.keeper = keeper or leases.LeaseKeeper(conf)
+        self.compensator = compensator or strays.Compensator(conf)
         self.recorder = recorder.BackupIdRecorder(owner)
+        self.overlap = overlap.OverlapJudge(conf, self)
 
     def run(self, context, execution_ids):
         """Claim and start what this worker can get of ``execution_ids``."""
+        if not self.ready.wait(self.conf.worker.lease_duration):
+            LOG.warning('Executions %s dropped: this worker is not '
+                        'registered yet; they are cast again later',
+                        ', '.join(execution_ids))
+            return []
         now = timeutils.utcnow(True)
+        claim_id = uuidutils.generate_uuid()
         claimed = db_worker.claim_executions(
-            context, list(execution_ids), self.owner, now,
+            context, list(execution_ids), self.owner, claim_id, now,
             self.conf.worker.lease_duration)
         for execution_id in set(execution_ids) - set(claimed):
             LOG.debug('Execution %s is not claimable (taken by another '
@@ -93,84 +193,121 @@ class ExecutionRunner:
                       execution_id)
         if not claimed:
             return claimed
-        # One query each for the whole message, not per execution.
-        rows = db_worker.get_executions_and_policies(context, claimed)
-        overlaps = db_worker.find_overlaps(
-            context, [execution for execution, _ in rows], now)
+        claims = {execution_id: claim_id for execution_id in claimed}
+        self.keeper.hold(claims)
+        try:
+            # One query each for the whole message, not per execution.
+            rows = db_worker.get_executions_and_policies(context, claimed)
+            overlaps = db_worker.find_overlaps(
+                context, [execution for execution, _ in rows])
+        except Exception:
+            # Not renewed: the sweep hands them over once the leases expire.
+            for execution_id in claimed:
+                self.keeper.drop(execution_id, claim_id)
+            raise
         for execution, policy in rows:
+            if execution.claim_id != claim_id:
+                self._lost(execution, claim_id, 'before it started')
+                continue
             try:
                 self.start(context, execution, policy,
-                           overlaps.get(execution.id))
+                           overlaps.get(execution.id, ()))
             except Exception as exc:
                 LOG.exception('Execution %s: unexpected error while starting '
                               'its backup', execution.id)
-                self._fail_unexpectedly(context, execution.id, exc)
+                self._fail_unexpectedly(context, execution, exc)
         return claimed
 
-    def _fail_unexpectedly(self, context, execution_id, error):
-        # Its lease is not renewed before a backup id is recorded, so if
-        # this fails too (the database is away) another worker resumes it
-        # once the lease expires.
+    def _lost(self, execution, claim_id, when):
+        self.keeper.drop(execution.id, claim_id)
+        LOG.warning('Execution %s: its claim was superseded %s (its lease '
+                    'had expired and another claim took it); left to that '
+                    'claim', execution.id, when)
+        return LOST
+
+    def _fail_unexpectedly(self, context, execution, error):
         try:
-            execution = db_api.get_execution(context, execution_id)
-            if execution.backup_id is None:
+            current = db_api.get_execution(context, execution.id)
+            if (current.backup_id is None
+                    and current.claim_id == execution.claim_id):
                 self.finish(context, execution, Status.FAILED,
                             fault='internal error in the worker: %s: %s' % (
                                 type(error).__name__, error))
         except Exception:
+            # Not renewed any more: once the lease expires, another
+            # worker resumes it (and finds its backup by its tag).
+            self.keeper.drop(execution.id, execution.claim_id)
             LOG.exception('Execution %s: could not record the failure; it '
                           'will be resumed when its lease expires',
-                          execution_id)
+                          execution.id)
 
-    def start(self, context, execution, policy, goes_first=None):
-        """Steps 2 and 3 for one claimed execution.
+    def start(self, context, execution, policy, blockers=()):
+        """Steps 2 and 3 for one claimed execution; what it did.
 
-        ``goes_first`` is the id of another execution of the same instance
-        this one yields to, if any (see ``db_worker.find_overlaps``).
+        ``blockers`` are the other executions of the same instance that
+        go first (see ``db_worker.find_overlaps``); this one waits for the
+        first of them that is really running.  Returns STARTED, FINISHED,
+        RELEASED or LOST.
         """
         if execution.backup_id is not None:
             # Resumed after its worker died: the poller takes it from here.
             LOG.info('Execution %s of policy %s: resuming; backup %s was '
                      'started before', execution.id, execution.policy_id,
                      execution.backup_id)
-            return
+            return STARTED
+        # A claim beyond the first may have had backups created for it.
+        tried = execution.attempts > 1
         if policy is None:
             self.finish(context, execution, Status.SKIPPED,
                         reason='the policy was deleted before the backup '
-                               'started')
-            return
-        if goes_first is not None:
-            self._yield_to(context, execution, policy, goes_first)
-            return
+                               'started', reconcile=tried)
+            return FINISHED
+        other_id = self.overlap.first_running(context, execution, blockers)
+        if other_id is not None:
+            return self._yield_to(context, execution, policy, other_id,
+                                  tried)
         try:
-            backup = self._find_or_create(execution, policy)
+            policy = chain_step(policy, db_worker.count_policy_backups(
+                context, policy.id))
+            backup = self._find_or_create(context, execution, policy)
+        except ClaimLost:
+            return self._lost(execution, execution.claim_id,
+                              'before its backup was created')
         except backends.InstanceNotFound as exc:
             db_api.disable_policy(
                 context, policy.id,
                 'instance %s no longer exists' % policy.instance_id)
             LOG.warning('Execution %s: %s; policy %s is disabled',
                         execution.id, exc, policy.id)
-            self.finish(context, execution, Status.FAILED, fault=str(exc))
-            return
+            return self._failed(context, execution, exc)
         except backends.TrustBroken as exc:
             self.pause_for_trust(context, policy, exc)
-            self.finish(context, execution, Status.FAILED, fault=str(exc))
-            return
-        except backends.BackendError as exc:
-            self.finish(context, execution, Status.FAILED, fault=str(exc))
-            return
-        except loader.UnknownBackend as exc:
-            self.finish(context, execution, Status.FAILED, fault=str(exc))
-            return
-        if self.recorder.record(execution.id, backup.id):
-            LOG.info('Execution %s of policy %s: backup %s started on '
-                     'instance %s', execution.id, policy.id, backup.id,
-                     policy.instance_id)
-        else:
-            # Our lease expired meanwhile; the worker that resumes finds
-            # this backup by its tag.
-            LOG.warning('Execution %s: lost its lease before backup %s '
-                        'could be recorded', execution.id, backup.id)
+            return self._failed(context, execution, exc)
+        except (backends.BackendError, loader.UnknownBackend) as exc:
+            return self._failed(context, execution, exc)
+        try:
+            recorded = self.recorder.record(execution.id, execution.claim_id,
+                                            backup.id)
+        except Exception:
+            # The lease runs out; whoever resumes finds the backup by tag.
+            self.keeper.drop(execution.id, execution.claim_id)
+            LOG.exception('Execution %s: backup %s was started but its id '
+                          'could not be recorded; it will be resumed when '
+                          'its lease expires', execution.id, backup.id)
+            return LOST
+        if not recorded:
+            self._lost(execution, execution.claim_id,
+                       'while its backup was being created')
+            self.compensator.claim_lost(context, execution, policy, backup)
+            return LOST
+        LOG.info('Execution %s of policy %s: backup %s started on instance '
+                 '%s', execution.id, policy.id, backup.id,
+                 policy.instance_id)
+        return STARTED
+
+    def _failed(self, context, execution, error):
+        self.finish(context, execution, Status.FAILED, fault=str(error))
+        return FINISHED
 
     def pause_for_trust(self, context, policy, error):
         """A broken trust fails every run: stop until someone acts."""
@@ -180,70 +317,90 @@ class ExecutionRunner:
             'create it again as a user of the project: %s' % error)
         LOG.warning('Policy %s paused: %s', policy.id, error)
 
-    def _yield_to(self, context, execution, policy, other_id):
+    def _yield_to(self, context, execution, policy, other_id, tried):
         now = timeutils.utcnow(True)
         reason = ('execution %s of the same instance is still running'
                   % other_id)
         if policy.overlap_policy == enums.OverlapPolicy.QUEUE:
             retry_at = now + datetime.timedelta(
                 seconds=self.conf.worker.queue_retry_interval)
-            db_worker.release_execution(context, execution.id, self.owner,
-                                        retry_at, 'queued: ' + reason)
+            released = db_worker.release_execution(
+                context, execution.id, execution.claim_id, retry_at,
+                'queued: ' + reason)
+            self.keeper.drop(execution.id, execution.claim_id)
+            if not released:
+                return self._lost(execution, execution.claim_id,
+                                  'before it could be queued')
             LOG.info('Execution %s queued until %s: %s', execution.id,
                      retry_at.isoformat(), reason)
-        else:
-            self.finish(context, execution, Status.SKIPPED,
-                        reason='overlap: ' + reason)
+            return RELEASED
+        self.finish(context, execution, Status.SKIPPED,
+                    reason='overlap: ' + reason, reconcile=tried)
+        return FINISHED
 
-    def _find_or_create(self, execution, policy):
+    def _find_or_create(self, context, execution, policy):
         backend = loader.get_backend(self.conf, policy.backend)
         # Retried as one unit: a create whose answer was lost (timeout,
-        # reset) may have been accepted, so every attempt looks for the
-        # tagged backup before it creates one.
-        return self.call_backend(execution, self._find_or_create_once,
-                                 backend, execution, policy)
+        # reset) may have been accepted, so every attempt after the first
+        # looks for the tagged backup before it creates one.  The very
+        # first attempt of a first claim need not: nothing can have been
+        # created for this execution yet, and a listing per backup is what
+        # makes a burst of backups exceed Trove's rate limits.
+        tries = []
 
-    def _find_or_create_once(self, backend, execution, policy):
-        found = backend.find_backup(policy,
-                                    backends.execution_tag(execution.id))
-        if found is not None:
-            LOG.info('Execution %s: found backup %s it had started before',
-                     execution.id, found.id)
-            return found
-        return backend.create_backup(policy, backup_name(policy, execution),
-                                     backup_description(policy, execution))
+        def find_or_create():
+            if tries or execution.attempts > 1:
+                found = backend.find_backup(
+                    policy, backends.execution_tag(execution.id))
+                if found is not None:
+                    LOG.info('Execution %s: found backup %s it had started '
+                             'before', execution.id, found.id)
+                    return found
+            tries.append(True)
+            # The last moment to find out that the claim is gone, and a
+            # fresh lease for the create, which ends (or is given up) well
+            # within it.
+            if not db_worker.renew_leases(
+                    context, {execution.id: execution.claim_id},
+                    timeutils.utcnow(True), self.conf.worker.lease_duration):
+                raise ClaimLost()
+            return backend.create_backup(
+                policy, backup_name(policy, execution),
+                backup_description(policy, execution))
+
+        return self.call_backend(execution, find_or_create)
 
     def call_backend(self, execution, function, *args):
         """Call the backend, retrying transient errors with backoff."""
-        def log_retry(state):
-            LOG.warning('Execution %s: %s (attempt %d of %d); retrying in '
-                        '%.1fs', execution.id, state.outcome.exception(),
-                        state.attempt_number, self.conf.worker.max_attempts,
-                        state.next_action.sleep)
+        return backend_calls.call(self.conf, 'Execution %s' % execution.id,
+                                  function, *args)
 
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(
-                backends.TransientBackendError),
-            stop=tenacity.stop_after_attempt(self.conf.worker.max_attempts),
-            wait=tenacity.wait_exponential_jitter(
-                initial=self.conf.worker.retry_initial_delay,
-                max=self.conf.worker.retry_max_delay),
-            before_sleep=log_retry, reraise=True)
-        try:
-            return retrying(function, *args)
-        except backends.TransientBackendError as exc:
-            raise backends.BackendError(
-                message='%s (gave up after %d attempts)' % (
-                    exc, self.conf.worker.max_attempts))
+    def reconcile_schedule(self, execution, now):
+        """When to look for extra backups of ``execution``'s instance."""
+        worker = self.conf.worker
+        return db_reconciliation.Schedule(
+            execution.instance_id, execution.policy_id,
+            now + datetime.timedelta(seconds=worker.reconcile_interval),
+            now + datetime.timedelta(seconds=worker.reconcile_window))
 
-    def finish(self, context, execution, status, reason=None, fault=None):
-        """Record the final state (if still ours) and notify."""
+    def finish(self, context, execution, status, reason=None, fault=None,
+               reconcile=True):
+        """Record the final state (if the claim holds) and notify.
+
+        ``reconcile``: queue the instance for reconciliation -- always,
+        unless no backup can have been created for this execution (this
+        was its first claim and it did not get as far as the backend).
+        """
         now = timeutils.utcnow(True)
-        if not db_worker.finish_execution(context, execution.id,
-                                          self.owner, status, now,
-                                          reason=reason, fault=fault):
-            LOG.warning('Execution %s: no longer owned by this worker; its '
-                        '%s state was not recorded', execution.id, status)
+        finished = db_worker.finish_execution(
+            context, execution.id, execution.claim_id, status, now,
+            reason=reason, fault=fault,
+            reconcile=(self.reconcile_schedule(execution, now)
+                       if reconcile else None))
+        self.keeper.drop(execution.id, execution.claim_id)
+        if not finished:
+            LOG.warning('Execution %s: its claim was superseded; its %s '
+                        'state was not recorded', execution.id, status)
             return False
         LOG.info('Execution %s of policy %s: %s%s', execution.id,
                  execution.policy_id, status,

@@ -14,17 +14,22 @@
 A worker may have thousands of backups running for hours.  Instead of a
 thread per backup, one pass every ``[worker] poll_interval`` seconds:
 
-1. renews the lease of every execution this worker owns (one UPDATE);
-2. loads its RUNNING executions whose backup was started (one SELECT);
-3. asks the backend for each backup's status, on a small pool of
-   ``[worker] poll_concurrency`` threads;
-4. finishes those that are done -- SUCCEEDED (then retention), FAILED with
-   the backend's reason, or FAILED after ``[worker] backup_timeout``.
+1. loads its RUNNING executions whose backup was started (one SELECT);
+   their claims are held by the worker's lease keeper, which renews their
+   leases on its own schedule, however long a pass takes;
+2. asks the backend for the status of their backups, once per project
+   (the trove backend lists the project's backups: a few requests however
+   many backups run), on a small pool of ``[worker] poll_concurrency``
+   threads;
+3. finishes those that are done -- SUCCEEDED (then retention), FAILED with
+   the backend's reason, or FAILED after ``[worker] backup_timeout`` --
+   each write conditional on the execution's claim.
 
 The database is the only record of what this worker watches, so a worker
 that restarts, or resumes another's executions, just finds them here.
 """
 
+import collections
 import datetime
 
 import futurist
@@ -44,7 +49,7 @@ Status = enums.ExecutionStatus
 
 
 class BackupPoller:
-    """Step 4 of DESIGN section 5 (and 5, retention) for one worker."""
+    """Watching and retention (architecture.rst, "The poller") for a worker."""
 
     def __init__(self, conf, runner):
         self.conf = conf
@@ -58,15 +63,61 @@ class BackupPoller:
 
     def run_pass(self, context):
         """One pass; returns how many backups it checked."""
-        now = timeutils.utcnow(True)
-        db_worker.renew_leases(context, self.owner, now,
-                               self.conf.worker.lease_duration)
         in_flight = db_worker.list_backups_in_flight(context, self.owner)
-        futures = [self._pool.submit(self.check, context, execution, policy)
-                   for execution, policy in in_flight]
+        self.runner.keeper.adopt({execution.id: execution.claim_id
+                                  for execution, _ in in_flight})
+        # One backend question per project, not per backup: Trove limits
+        # requests per project (200 GETs a minute by default).
+        groups = collections.defaultdict(list)
+        for execution, policy in in_flight:
+            key = (policy.backend, policy.project_id) if policy else None
+            groups[key].append((execution, policy))
+        futures = []
+        for key, pairs in groups.items():
+            if key is None or len(pairs) == 1:
+                futures.extend(self._pool.submit(self.check, context, *pair)
+                               for pair in pairs)
+            else:
+                futures.append(self._pool.submit(self.check_project,
+                                                 context, pairs))
         for future in futures:
             future.result()
         return len(in_flight)
+
+    def check_project(self, context, pairs):
+        """:meth:`check` for the executions of one project, asked at once.
+
+        If the backend cannot answer for all of them, each is checked by
+        itself (and its error handled as :meth:`check` does).
+        """
+        policy = pairs[0][1]
+        try:
+            backend = loader.get_backend(self.conf, policy.backend)
+            found = backend.get_backups(
+                policy, [execution.backup_id for execution, _ in pairs])
+        except backends.TransientBackendError as exc:
+            # One by one would only ask more of a backend in trouble.
+            LOG.warning('Could not check the %d backups of project %s (%s); '
+                        'next pass', len(pairs), policy.project_id, exc)
+            for execution, _ in pairs:
+                self._fail_if_too_long(context, execution, 'still unknown',
+                                       'the last check failed: %s' % exc)
+            return
+        except Exception as exc:
+            LOG.warning('Could not check the %d backups of project %s at '
+                        'once (%s); one by one', len(pairs),
+                        policy.project_id, exc)
+            found = {}
+        for execution, policy in pairs:
+            backup = found.get(execution.backup_id)
+            if backup is None:
+                self.check(context, execution, policy)
+                continue
+            try:
+                self._update(context, execution, policy, backend, backup)
+            except Exception:
+                LOG.exception('Execution %s: recording the state of backup '
+                              '%s failed', execution.id, execution.backup_id)
 
     def check(self, context, execution, policy):
         """Look at one backup and finish its execution if it is done.
@@ -144,22 +195,40 @@ class BackupPoller:
                     backup.status, policy.backend))
 
     def apply_retention(self, context, execution, policy, backend):
-        """Delete what the policy's retention rules no longer keep."""
+        """Delete what retention no longer keeps, over the instance's chains.
+
+        The data retention reasons over (``retention.
+        plan_instance_retention``): every backup of the instance, which of
+        them this service made and for which policy, and the rules of every
+        policy of the instance.
+        """
         rules = retention.RetentionRules.from_policy(policy)
         if not rules.any:
             return []
         try:
-            ours = db_worker.list_policy_backup_ids(context, policy.id)
-            backups = [b for b in self.runner.call_backend(
-                execution, backend.list_backups, policy) if b.id in ours]
-            decision = retention.plan_retention(
-                backups, rules, schedule.get_timezone(policy.timezone),
+            backups = self.runner.call_backend(
+                execution, backend.list_backups, policy)
+            owners = db_worker.list_instance_backup_owners(
+                context, policy.instance_id)
+            policies = {
+                other.id: retention.PolicyRetention(
+                    retention.RetentionRules.from_policy(other),
+                    schedule.get_timezone(other.timezone))
+                for other in db_worker.list_instance_policies(
+                    context, policy.instance_id, policy.backend)}
+            decision = retention.plan_instance_retention(
+                backups, policy.id, owners, policies,
                 timeutils.utcnow(True))
         except Exception as exc:
             LOG.warning('Execution %s: retention of policy %s skipped this '
                         'time: %s', execution.id, policy.id, exc)
             return []
+        LOG.debug('Execution %s: retention of policy %s over %d backups of '
+                  'instance %s keeps %s and deletes %s', execution.id,
+                  policy.id, len(backups), policy.instance_id, decision.keep,
+                  [backup.id for backup in decision.delete])
         deleted = []
+        by_id = {backup.id: backup for backup in backups}
         for backup in decision.delete:
             try:
                 self.runner.call_backend(execution, backend.delete_backup,
@@ -170,6 +239,13 @@ class BackupPoller:
                 continue
             deleted.append({'id': backup.id,
                             'created_at': backup.created_at.isoformat()})
+            # The backend deleted the backups built on it too.
+            for child_id, parent_id in sorted(decision.cascade.items()):
+                created_at = by_id[child_id].created_at
+                if parent_id == backup.id:
+                    deleted.append({
+                        'id': child_id, 'with': backup.id,
+                        'created_at': created_at and created_at.isoformat()})
         if deleted:
             db_worker.record_deleted_backups(context, execution.id, deleted)
             LOG.info('Execution %s: retention of policy %s deleted %d '

@@ -35,8 +35,9 @@ MAX_BATCH = 200
 
 
 class _Pending:
-    def __init__(self, execution_id, backup_id):
+    def __init__(self, execution_id, claim_id, backup_id):
         self.execution_id = execution_id
+        self.claim_id = claim_id
         self.backup_id = backup_id
         self.done = threading.Event()
         self.recorded = False
@@ -52,10 +53,14 @@ class BackupIdRecorder:
         self._thread = None
         self._lock = threading.Lock()
 
-    def record(self, execution_id, backup_id):
-        """Commit ``backup_id``; False if ``owner`` no longer holds it."""
+    def record(self, execution_id, claim_id, backup_id):
+        """Commit ``backup_id``; False if claim ``claim_id`` was superseded.
+
+        Another thread of this process may have claimed the execution anew
+        meanwhile: the claim id, not the owner, says whose the record is.
+        """
         self._ensure_thread()
-        pending = _Pending(execution_id, backup_id)
+        pending = _Pending(execution_id, claim_id, backup_id)
         self._queue.put(pending)
         pending.done.wait()
         if pending.error is not None:
@@ -97,8 +102,8 @@ class BackupIdRecorder:
     def _commit(self, context, batch):
         try:
             recorded = db_worker.record_backup_ids(
-                context, self.owner,
-                [(item.execution_id, item.backup_id) for item in batch])
+                context, [(item.execution_id, item.claim_id, item.backup_id)
+                          for item in batch])
         except Exception:
             if len(batch) == 1:
                 self._commit_alone(context, batch[0])
@@ -118,7 +123,7 @@ class BackupIdRecorder:
     def _commit_alone(self, context, item):
         try:
             item.recorded = db_worker.record_backup_id(
-                context, item.execution_id, self.owner, item.backup_id)
+                context, item.execution_id, item.claim_id, item.backup_id)
         except Exception as exc:
             item.error = exc
         finally:

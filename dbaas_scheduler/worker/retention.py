@@ -128,3 +128,113 @@ def plan_retention(backups, rules, zone, now):
 
     delete = [b for b in reversed(candidates) if b.id not in keep]
     return RetentionDecision(keep, delete)
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyRetention:
+    """One policy of an instance, as retention needs it."""
+
+    rules: RetentionRules
+    zone: object
+
+
+@dataclasses.dataclass
+class InstanceDecision:
+    # Backup id -> why it stays (only this policy's backups).
+    keep: dict
+    # This policy's backups to DELETE, oldest first; deleting one deletes
+    # the backups built on it, which are not repeated here.
+    delete: list
+    # Backup id -> the id of the deleted backup it goes with.
+    cascade: dict
+
+
+def plan_instance_retention(backups, policy_id, owners, policies, now):
+    """Retention of one policy, over the backup chains of its instance.
+
+    Trove builds an incremental backup on the instance's latest backup,
+    whoever made it, and deletes the backups built on a backup with it.
+    So a policy may delete one of its backups only if no backup that must
+    stay is built on it, directly or not -- one kept by any rule of any
+    policy of the instance, one this service did not create, one of a
+    deleted policy, one still in progress.  And a chain (a full backup and
+    what is built on it) goes as a unit: when this policy keeps any backup
+    of a chain, it keeps all of its own backups in that chain.
+
+    :param backups: every backup of the instance, as the backend lists them.
+    :param policy_id: the policy whose retention this is.
+    :param owners: ``{backup id: policy id}`` of every backup this service
+        created on the instance (deleted policies included).
+    :param policies: ``{policy id: PolicyRetention}`` of the instance's
+        policies.
+    :param now: aware datetime, for ``max_age_days``.
+    """
+    by_id = {backup.id: backup for backup in backups}
+    must_stay = {}
+
+    def stay(backup_id, reason):
+        must_stay.setdefault(backup_id, reason)
+
+    for backup in backups:
+        owner = owners.get(backup.id)
+        if owner is None:
+            stay(backup.id, 'not created by dbaas-scheduler')
+        elif owner not in policies:
+            stay(backup.id, 'created by a deleted policy')
+        elif backup.status in base.BackupStatus.IN_PROGRESS:
+            stay(backup.id, 'in progress')
+    mine = {}
+    for owner, retention in policies.items():
+        decision = plan_retention(
+            [b for b in backups if owners.get(b.id) == owner],
+            retention.rules, retention.zone, now)
+        for backup_id, reasons in decision.keep.items():
+            if owner == policy_id:
+                mine[backup_id] = list(reasons)
+            else:
+                stay(backup_id, 'kept by policy %s' % owner)
+
+    def ancestors(backup_id):
+        seen = []
+        parent_id = by_id[backup_id].parent_id
+        while parent_id in by_id and parent_id not in seen:
+            seen.append(parent_id)
+            parent_id = by_id[parent_id].parent_id
+        return seen
+
+    def root(backup_id):
+        chain = ancestors(backup_id)
+        return chain[-1] if chain else backup_id
+
+    # Everything a backup that must stay is built on stays.
+    for backup_id in list(must_stay):
+        for parent_id in ancestors(backup_id):
+            stay(parent_id, 'parent of %s' % backup_id)
+    # A chain this policy keeps a backup of is kept whole.
+    kept_roots = {root(backup_id): backup_id for backup_id in mine}
+    candidates = sorted(
+        (b for b in backups if owners.get(b.id) == policy_id
+         and b.status == base.BackupStatus.COMPLETED and b.created_at),
+        key=lambda b: (b.created_at, b.id))
+    keep, delete = {}, []
+    for backup in candidates:
+        reasons = list(mine.get(backup.id, ()))
+        if backup.id in must_stay:
+            reasons.append(must_stay[backup.id])
+        chain_of = kept_roots.get(root(backup.id))
+        if not reasons and chain_of is not None:
+            reasons.append('same chain as %s' % chain_of)
+        if reasons:
+            keep[backup.id] = reasons
+        else:
+            delete.append(backup)
+    deleted = {backup.id for backup in delete}
+    # What the backend deletes with them: whatever is built on them, ours
+    # or another policy's (none of it must stay, or they would too).
+    cascade = {}
+    for backup in backups:
+        gone_with = [a for a in ancestors(backup.id) if a in deleted]
+        if gone_with:
+            cascade[backup.id] = gone_with[-1]
+    return InstanceDecision(
+        keep, [b for b in delete if b.id not in cascade], cascade)

@@ -15,38 +15,56 @@ The RPC server (threading executor) runs the claims and backup starts on
 ``[worker] pool_size`` threads and prefetches no more messages than that, so
 one worker does not hoard a burst that other workers could serve.  With
 ``rpc_transport = none`` (dbaas-scheduler-all) the endpoint is served in
-memory instead.  The poller loop watches every started backup in batches.
-On a graceful stop the worker gives its running executions' leases up, so
-that the engine's sweep hands them to another worker at once.
+memory instead.  Three loops: the poller watches every started backup in
+batches (and retries deleting the backups this worker made under a claim
+it lost); the lease keeper renews the leases of every claim the worker
+holds; the reconciler deletes extra backups found at the backend.  On a
+graceful stop the worker gives its leases up, so that the engine's sweep
+hands its executions to another worker at once.
 """
 
-from oslo_config import cfg
+import threading
+
 from oslo_log import log as logging
-import oslo_messaging as messaging
 from oslo_utils import timeutils
 
-from dbaas_scheduler.db import worker as db_worker
-from dbaas_scheduler import looping_service
 from dbaas_scheduler import rpc
+from dbaas_scheduler import service
+from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
 from dbaas_scheduler.worker import poller
+from dbaas_scheduler.worker import reconciler
+from dbaas_scheduler.worker import strays
 
 LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-worker'
 
 
-class WorkerService(looping_service.LoopingService):
+def check_configuration(conf):
+    """Raise ``InvalidConfiguration`` if the worker cannot run with ``conf``.
+
+    A backend whose calls may outlast ``[worker] lease_duration`` could
+    make a backup after another worker took its execution over.
+    """
+    lifecycle.check_backend_timeouts(conf)
+
+
+class WorkerService(service.LoopingService):
     """Takes executions and watches their backups to the end."""
 
     binary = BINARY
 
     def __init__(self, conf):
         super().__init__(conf)
-        self.runner = lifecycle.ExecutionRunner(conf, self.service_id)
+        # In the launcher's process: a configuration that cannot fence the
+        # backend's calls stops the program before it forks.
+        check_configuration(conf)
+        # Made at start: they own executions in the name of this process.
+        self.runner = None
         self.poller = None
-        self.server = None
+        self.reconciler = reconciler.Reconciler(conf)
 
     @property
     def topic(self):
@@ -54,28 +72,31 @@ class WorkerService(looping_service.LoopingService):
 
     def on_start(self):
         pool_size = self.conf.worker.pool_size
+        # Other workers judge whether the owner of an execution is alive by
+        # its service row: no claim before it exists (below).
+        registered = threading.Event()
+        self.runner = lifecycle.ExecutionRunner(
+            self.conf, self.service_id, leases.LeaseKeeper(self.conf),
+            strays.Compensator(self.conf), ready=registered)
         endpoint = manager.WorkerManager(self.runner)
         self.poller = poller.BackupPoller(self.conf, self.runner)
         if self.conf.rpc_transport == 'none':
             rpc.register_local_endpoint(self.topic, endpoint, pool_size)
-            return
-        rpc.init(self.conf)
-        # A worker holds at most pool_size messages being handled (its pool
-        # blocks the listener when full, see rpc.BoundedThreadPoolExecutor)
-        # and pool_size more that RabbitMQ has sent but it has not taken
-        # yet.  The driver's options exist once the transport is loaded,
-        # and the listener's connection reads them when it opens.
-        try:
-            self.conf.set_override('rabbit_qos_prefetch_count', pool_size,
-                                   group='oslo_messaging_rabbit')
-        except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
-            LOG.debug('Not a RabbitMQ transport: no prefetch limit set')
-        target = messaging.Target(topic=self.topic, server=self.conf.host)
-        self.server = rpc.get_server(target, [endpoint])
-        self.server.start(override_pool_size=pool_size)
+        else:
+            rpc.init(self.conf)
+            # A worker holds at most pool_size messages being handled (its
+            # pool blocks the listener when full, see
+            # rpc.BoundedThreadPoolExecutor) and pool_size more that
+            # RabbitMQ has sent but it has not taken yet.
+            self.serve_rpc([endpoint], pool_size=pool_size)
+        # Registered once it listens: a row tells that the worker takes
+        # messages (tools and tests wait for it).
+        self._retrying('registration')(self.registration.heartbeat)
+        registered.set()
 
     def loops(self):
-        return [('poller', self._poll)]
+        return [('poller', self._poll), ('leases', self._renew_leases),
+                ('reconciler', self._reconcile)]
 
     def _poll(self, context):
         started = timeutils.utcnow(True)
@@ -84,21 +105,30 @@ class WorkerService(looping_service.LoopingService):
             LOG.debug('Poll pass: checked %d running backups in %.2fs',
                       checked,
                       (timeutils.utcnow(True) - started).total_seconds())
+        self.runner.compensator.run_pass(context)
         return self.conf.worker.poll_interval
 
-    def on_stop(self):
-        if self.server is not None:
-            self.server.stop()
-            self.server.wait()
+    def _renew_leases(self, context):
+        keeper = self.runner.keeper
+        renewed, lost = keeper.renew(context)
+        if renewed or lost:
+            LOG.debug('Renewed %d leases (%d claims no longer held)',
+                      renewed, lost)
+        return keeper.renew_interval
+
+    def _reconcile(self, context):
+        self.reconciler.run_pass(context)
+        return self.reconciler.pass_interval
 
     def after_stop(self):
+        if self.runner is None:
+            return
         self.runner.recorder.stop()
         if self.poller is not None:
             self.poller.close()
         try:
-            released = db_worker.expire_leases(
-                self.registration.context, self.service_id,
-                timeutils.utcnow(True))
+            released = self.runner.keeper.release_all(
+                self.registration.context)
             if released:
                 LOG.info('Gave up the leases of %d running executions; '
                          'another worker resumes them', released)

@@ -20,9 +20,9 @@ from dbaas_scheduler.api.policies import backup_policy as rules
 from dbaas_scheduler.api import policy
 from dbaas_scheduler.api.schemas import backup_policy as schema
 from dbaas_scheduler.api import util
-from dbaas_scheduler.db import listing
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
-from dbaas_scheduler import policies
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import rpcapi
 
 _TIMES = ('start_at', 'end_at', 'next_execution_time', 'created_at',
@@ -42,7 +42,7 @@ def worker_api(conf):
 
 
 def serialize(req, backup_policy):
-    body = policies.as_dict(backup_policy)
+    body = backup_policy_obj.as_dict(backup_policy)
     for field in _TIMES:
         body[field] = util.isotime(body[field])
     body['links'] = [{'rel': 'self', 'href': '%s/v1/backup-policies/%s' % (
@@ -52,7 +52,7 @@ def serialize(req, backup_policy):
 
 def _values(body):
     """User fields of a request body, with times parsed."""
-    return policies.parse_times(body)
+    return backup_policy_obj.parse_times(body)
 
 
 def load(req, rule):
@@ -64,7 +64,7 @@ def load(req, rule):
     context = util.context_of(req)
     policy_id = util.path_arg(req, 'policy_id')
     try:
-        found = policies.get_policy(context, policy_id)
+        found = backup_policy_obj.get_policy(context, policy_id)
         policy.authorize(context, rule, {'project_id': found.project_id})
     except exception.Forbidden:
         if found.project_id != context.project_id:
@@ -76,9 +76,7 @@ def load(req, rule):
 @webob.dec.wsgify
 def list_policies(req):
     context, conf = util.context_of(req), util.conf_of(req)
-    params = util.query_params(req, {
-        'instance_id': 'str', 'enabled': 'bool', 'all_projects': 'bool',
-        'limit': 'int', 'marker': 'str'})
+    params = util.query_params(req, schema.LIST_QUERY)
     project_id = context.project_id
     policy.authorize(context, rules.LIST, {'project_id': project_id})
     if params.get('all_projects'):
@@ -86,8 +84,8 @@ def list_policies(req):
                          {'project_id': project_id})
         project_id = None
     limit = util.page_limit(conf, params)
-    found = listing.list_policies(
-        context, project_id=project_id,
+    found = db_api.list_policies(
+        context, project_id=project_id, name=params.get('name'),
         instance_id=params.get('instance_id'),
         enabled=params.get('enabled'), limit=limit,
         marker=params.get('marker'))
@@ -102,7 +100,7 @@ def create_policy(req):
     body = util.extract_json(req, schema.CREATE)['backup_policy']
     policy.authorize(context, rules.CREATE,
                      {'project_id': context.project_id})
-    created = policies.create_policy(context, conf, _values(body))
+    created = backup_policy_obj.create_policy(context, conf, _values(body))
     item = serialize(req, created)
     return util.json_response({'backup_policy': item}, status=201,
                               headers={'Location': item['links'][0]['href']})
@@ -119,14 +117,16 @@ def update_policy(req):
     context, conf = util.context_of(req), util.conf_of(req)
     body = util.extract_json(req, schema.UPDATE)['backup_policy']
     found = load(req, rules.UPDATE)
-    changed = policies.update_policy(context, conf, found, _values(body))
+    changed = backup_policy_obj.update_policy(context, conf, found,
+                                              _values(body))
     return util.json_response({'backup_policy': serialize(req, changed)})
 
 
 @webob.dec.wsgify
 def delete_policy(req):
     found = load(req, rules.DELETE)
-    policies.delete_policy(util.context_of(req), util.conf_of(req), found)
+    backup_policy_obj.delete_policy(util.context_of(req), util.conf_of(req),
+                                    found)
     return util.json_response(None, status=204)
 
 
@@ -134,8 +134,8 @@ def delete_policy(req):
 def pause_policy(req):
     body = util.extract_json(req, schema.PAUSE) or {}
     found = load(req, rules.PAUSE)
-    paused = policies.pause_policy(util.context_of(req), found,
-                                   body.get('reason'))
+    paused = backup_policy_obj.pause_policy(util.context_of(req), found,
+                                            body.get('reason'))
     return util.json_response({'backup_policy': serialize(req, paused)})
 
 
@@ -143,8 +143,8 @@ def pause_policy(req):
 def resume_policy(req):
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RESUME)
-    resumed = policies.resume_policy(util.context_of(req),
-                                     util.conf_of(req), found)
+    resumed = backup_policy_obj.resume_policy(util.context_of(req),
+                                              util.conf_of(req), found)
     return util.json_response({'backup_policy': serialize(req, resumed)})
 
 
@@ -152,18 +152,18 @@ def resume_policy(req):
 def run_policy(req):
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RUN)
-    started = policies.run_policy(util.context_of(req), found,
-                                  worker_api(util.conf_of(req)))
+    started = backup_policy_obj.run_policy(util.context_of(req), found,
+                                           worker_api(util.conf_of(req)))
     return util.json_response(
         {'execution': execution.serialize(req, started)}, status=202)
 
 
 @webob.dec.wsgify
 def next_runs(req):
-    params = util.query_params(req, {'count': 'int'})
+    params = util.query_params(req, schema.NEXT_RUNS_QUERY)
     found = load(req, rules.NEXT_RUNS)
-    times = policies.next_runs(util.conf_of(req), found,
-                               params.get('count', 10))
+    times = backup_policy_obj.next_runs(util.conf_of(req), found,
+                                        params.get('count', 10))
     return util.json_response(
         {'next_runs': [util.isotime(t) for t in times],
          'timezone': found.timezone})

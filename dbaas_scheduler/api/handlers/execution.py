@@ -15,10 +15,9 @@ import webob.dec
 
 from dbaas_scheduler.api.policies import execution as rules
 from dbaas_scheduler.api import policy
+from dbaas_scheduler.api.schemas import execution as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import listing
-from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 
 FIELDS = (
@@ -31,10 +30,11 @@ _TIMES = ('scheduled_at', 'created_at', 'dispatched_at', 'started_at',
 
 
 def _deleted_backup(backup):
-    """A backup retention deleted, its time written like every other."""
+    """A deleted backup, its times written like every other."""
     shown = dict(backup)
-    if 'created_at' in shown:
-        shown['created_at'] = util.isotime_text(shown['created_at'])
+    for field in ('created_at', 'deleted_at'):
+        if shown.get(field):
+            shown[field] = util.isotime_text(shown[field])
     return shown
 
 
@@ -52,14 +52,7 @@ def serialize(req, execution):
 @webob.dec.wsgify
 def list_executions(req):
     context, conf = util.context_of(req), util.conf_of(req)
-    params = util.query_params(req, {
-        'policy_id': 'str', 'instance_id': 'str', 'status': 'str',
-        'since': 'time', 'all_projects': 'bool', 'limit': 'int',
-        'marker': 'str'})
-    if params.get('status') not in (None,) + enums.ExecutionStatus.ALL:
-        raise exception.Invalid(
-            reason='status must be one of %s, not %r.' % (
-                ', '.join(enums.ExecutionStatus.ALL), params['status']))
+    params = util.query_params(req, schema.LIST_QUERY)
     project_id = context.project_id
     policy.authorize(context, rules.LIST, {'project_id': project_id})
     if params.get('all_projects'):
@@ -67,7 +60,7 @@ def list_executions(req):
                          {'project_id': project_id})
         project_id = None
     limit = util.page_limit(conf, params)
-    found = listing.list_executions(
+    found = db_api.list_executions(
         context, project_id=project_id, policy_id=params.get('policy_id'),
         instance_id=params.get('instance_id'), status=params.get('status'),
         since=params.get('since'), limit=limit, marker=params.get('marker'))

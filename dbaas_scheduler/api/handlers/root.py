@@ -9,10 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The version document: what this API is and where it lives."""
+"""The version document and the OpenAPI document: what this API is."""
 
 import webob.dec
 
+from dbaas_scheduler.api import openapi
 from dbaas_scheduler.api import util
 
 VERSION = {
@@ -26,7 +27,10 @@ VERSION = {
 
 def _v1(req):
     base = req.application_url.rstrip('/')
-    return dict(VERSION, links=[{'rel': 'self', 'href': base + '/v1/'}])
+    return dict(VERSION, links=[
+        {'rel': 'self', 'href': base + '/v1/'},
+        {'rel': 'describedby', 'type': 'application/openapi+json',
+         'href': base + openapi.OPENAPI_PATH}])
 
 
 @webob.dec.wsgify
@@ -39,3 +43,9 @@ def versions(req):
 def version_v1(req):
     """GET /v1: this version."""
     return util.json_response({'version': _v1(req)})
+
+
+@webob.dec.wsgify
+def openapi_document(req):
+    """GET /v1/openapi.json: the OpenAPI document (no authentication)."""
+    return util.json_response(openapi.document(req.application_url))

@@ -16,10 +16,12 @@ import itertools
 from dbaas_scheduler.api.policies import backup_policy
 from dbaas_scheduler.api.policies import base
 from dbaas_scheduler.api.policies import execution
+from dbaas_scheduler.api.policies import schedule
 from dbaas_scheduler.api.policies import service
 
 
 def list_rules():
     return list(itertools.chain(
         base.list_rules(), backup_policy.list_rules(),
-        execution.list_rules(), service.list_rules()))
+        execution.list_rules(), schedule.list_rules(),
+        service.list_rules()))

@@ -9,37 +9,59 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""JSON schemas of /v1/backup-policies request bodies.
+"""JSON schemas of /v1/backup-policies: request bodies, query parameters.
 
 Deep checks (is this cron expression valid, is that time zone known) are
 the domain's, with messages that say what to change; the schemas catch
-shape errors: unknown fields, wrong types, missing required fields.
+shape errors: unknown fields, wrong types, missing required fields, and
+values larger than their columns hold (bounds taken from the models).
 """
 
 import copy
 
-_COUNT = {'type': ['integer', 'null'], 'minimum': 1}
+from dbaas_scheduler.api.schemas import common
+from dbaas_scheduler.db import models
+from dbaas_scheduler import enums
+from dbaas_scheduler import schedule
+
+_COLUMNS = models.BackupPolicy.__table__.c
+
+# The retention rule keeps backups younger than this; more is surely a
+# mistake (and the worker could not subtract it from today).
+MAX_AGE_DAYS = 36525
+
+# A policy's name names its backups too ("<name>-<time>"): one line, no
+# control characters, not only blanks.
+NAME_PATTERN = ('^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f]'
+                '[^\\x00-\\x1f\\x7f]*$')
 _TIME = {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 64}
 
+
+def _count(name):
+    return common.integer(_COLUMNS[name], minimum=1)
+
+
 POLICY_PROPERTIES = {
-    'name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-    'description': {'type': ['string', 'null'], 'maxLength': 65535},
-    'instance_id': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-    'backend': {'type': 'string', 'minLength': 1, 'maxLength': 64},
-    'backup_params': {'type': ['object', 'null']},
-    'schedule_type': {'enum': ['cron', 'interval', 'once']},
-    'schedule': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-    'timezone': {'type': 'string', 'minLength': 1, 'maxLength': 64},
+    'name': common.string(_COLUMNS.name, pattern=NAME_PATTERN),
+    'description': common.string(_COLUMNS.description, min_length=0,
+                                 nullable=True),
+    'instance_id': common.string(_COLUMNS.instance_id),
+    'backend': common.string(_COLUMNS.backend),
+    'backup_params': common.json_object(_COLUMNS.backup_params),
+    'schedule_type': {'enum': list(schedule.SCHEDULE_TYPES)},
+    'schedule': common.string(_COLUMNS.schedule),
+    'timezone': common.string(_COLUMNS.timezone),
     'start_at': _TIME,
     'end_at': _TIME,
-    'remaining_runs': _COUNT,
-    'overlap_policy': {'enum': ['skip', 'queue']},
-    'catchup_window': {'type': ['integer', 'null'], 'minimum': 0},
-    'keep_last': _COUNT,
-    'keep_daily': _COUNT,
-    'keep_weekly': _COUNT,
-    'keep_monthly': _COUNT,
-    'max_age_days': {'type': ['integer', 'null'], 'minimum': 0},
+    'remaining_runs': _count('remaining_runs'),
+    'overlap_policy': {'enum': list(enums.OverlapPolicy.ALL)},
+    'catchup_window': common.integer(_COLUMNS.catchup_window, minimum=0),
+    'keep_last': _count('keep_last'),
+    'keep_daily': _count('keep_daily'),
+    'keep_weekly': _count('keep_weekly'),
+    'keep_monthly': _count('keep_monthly'),
+    'max_age_days': common.integer(_COLUMNS.max_age_days, minimum=0,
+                                   maximum=MAX_AGE_DAYS),
 }
 
 _CREATE_PROPERTIES = dict(POLICY_PROPERTIES, enabled={'type': 'boolean'})
@@ -56,6 +78,19 @@ CREATE = {
     },
     'required': ['backup_policy'],
     'additionalProperties': False,
+    # The API reference's sample (a unit test keeps them equal).
+    'examples': [{'backup_policy': {
+        'name': 'orders-nightly',
+        'description': 'Nightly backup of the orders database',
+        'instance_id': '6e1c4b5a-2f3d-4e8a-9b7c-1d2e3f4a5b6c',
+        'schedule': '30 2 * * *',
+        'timezone': 'Europe/Berlin',
+        'backup_params': {'incremental': False,
+                          'swift_container': 'orders-backups'},
+        'keep_daily': 7,
+        'keep_weekly': 4,
+        'keep_monthly': 12,
+    }}],
 }
 
 UPDATE = copy.deepcopy(CREATE)
@@ -65,13 +100,48 @@ UPDATE['properties']['backup_policy'] = {
     'minProperties': 1,
     'additionalProperties': False,
 }
+UPDATE['examples'] = [{'backup_policy': {
+    'schedule': '30 2 * * 1-5',
+    'keep_weekly': None,
+    'end_at': '2027-12-31T23:00:00Z',
+}}]
 
 PAUSE = {
     'type': ['object', 'null'],
     'properties': {
-        'reason': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'reason': common.string(_COLUMNS.paused_reason, maxLength=255),
     },
     'additionalProperties': False,
+    'examples': [{'reason': 'database migration this week'}],
 }
 
 EMPTY = {'type': ['object', 'null'], 'additionalProperties': False}
+
+LIST_QUERY = {
+    'name': common.identifier(_COLUMNS.name),
+    'instance_id': common.identifier(_COLUMNS.instance_id),
+    'enabled': common.BOOLEAN,
+    'all_projects': common.BOOLEAN,
+    'limit': common.LIMIT,
+    'marker': common.identifier(_COLUMNS.id),
+}
+
+# GET /v1/schedule-preview: a schedule tried before a policy has it.
+PREVIEW_QUERY = {
+    'schedule': common.string(
+        _COLUMNS.schedule, **{
+            'x-required': True,
+            'description': 'The schedule to preview (required): a cron '
+                           'expression, an interval or a time, as '
+                           'schedule_type says.'}),
+    'schedule_type': {'type': 'string',
+                      'enum': list(schedule.SCHEDULE_TYPES)},
+    'timezone': common.string(_COLUMNS.timezone),
+    'start_at': common.TIME,
+    'end_at': common.TIME,
+    'count': {'type': 'integer', 'minimum': 0},
+}
+
+NEXT_RUNS_QUERY = {
+    'count': {'type': 'integer', 'minimum': 0},
+}

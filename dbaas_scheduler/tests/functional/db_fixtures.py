@@ -64,7 +64,9 @@ class DatabaseMixin(test_fixtures.OpportunisticDBTestMixin):
     """Runs a test case on the database named by ``DRIVER``.
 
     Mix in before the TestCase class.  ``self.engine`` is the provisioned
-    engine; :mod:`dbaas_scheduler.db.api` is pointed at it for the test.
+    engine; :mod:`dbaas_scheduler.db.api` is pointed at it for the test,
+    with the isolation level the services use
+    (:func:`~dbaas_scheduler.db.api.use_read_committed`).
     """
 
     DRIVER = 'sqlite'
@@ -77,3 +79,4 @@ class DatabaseMixin(test_fixtures.OpportunisticDBTestMixin):
     def setUp(self):
         super().setUp()
         self.engine = db_api.get_engine()
+        db_api.use_read_committed(self.engine)

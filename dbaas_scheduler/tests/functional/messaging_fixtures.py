@@ -143,12 +143,15 @@ class RecordingEndpoint:
 
 
 class RecordingWorker(fixtures.Fixture):
-    """An RPC server on the worker topic serving a RecordingEndpoint."""
+    """An RPC server on the worker topic serving a RecordingEndpoint.
 
-    def __init__(self, conf):
+    Or ``endpoint``, to serve another one.
+    """
+
+    def __init__(self, conf, endpoint=None):
         super().__init__()
         self.conf = conf
-        self.endpoint = RecordingEndpoint()
+        self.endpoint = endpoint or RecordingEndpoint()
 
     def _setUp(self):
         target = messaging.Target(topic=self.conf.worker.topic,

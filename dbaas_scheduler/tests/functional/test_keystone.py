@@ -36,10 +36,10 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
-from dbaas_scheduler import policies
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import fake_trove
 from dbaas_scheduler.tests.functional import keystone_fixture
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
@@ -178,6 +178,10 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
     def worker(self):
         """The worker's runner and poller (made once: closing costs 1 s)."""
         if self._worker is None:
+            # The worker's own backends, as in its own process: not the
+            # API's, which checked the instance at create with a token of
+            # the trust that the test may since have broken.
+            loader.reset()
             runner = lifecycle.ExecutionRunner(self.conf,
                                                uuidutils.generate_uuid())
             self._worker = runner, poller.BackupPoller(self.conf, runner)
@@ -200,6 +204,18 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
     def run_execution(self, policy_id):
         """Start a backup of the policy, then poll once; the execution."""
         return self.poll(self.start_execution(policy_id).id)
+
+    def trust_ids(self, trustor):
+        return {trust['id'] for trust in self.keystone.call(
+            'GET', '/OS-TRUST/trusts?trustor_user_id=%s' % trustor.id)
+            ['trusts']}
+
+    def instance_checked(self, created):
+        """Trove's requests so far: the one check of the instance."""
+        requests = list(self.trove.requests)
+        self.assertEqual(1, len(requests), requests)
+        self.assertIn(created['instance_id'], str(requests[0]))
+        return requests
 
     def assertTrustBroken(self, execution, policy_id):
         """The execution failed over the trust; the policy is paused."""
@@ -234,6 +250,12 @@ class TestAPIAuthentication(_KeystoneTestCase):
         self.assertIn('versions', response.json())
         response = self.api('GET', '/healthcheck')
         self.assertEqual(200, response.status_code, response.text)
+        response = self.api('GET', '/v1/openapi.json')
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual('3.1.0', response.json()['openapi'])
+        # Every other path of the document needs one.
+        self.assertEqual(401, self.api('GET', '/v1').status_code)
+        self.assertEqual(401, self.api('HEAD', '/v1/executions').status_code)
 
     def test_member_creates_and_lists_in_its_project(self):
         alice = self.keystone.alice
@@ -319,11 +341,6 @@ class TestTrusts(_KeystoneTestCase):
         self.assertIn('Keystone answered', detail)
         self.assertEqual(set(), self.list_ids(self.keystone.alice))
 
-    def trust_ids(self, trustor):
-        return {trust['id'] for trust in self.keystone.call(
-            'GET', '/OS-TRUST/trusts?trustor_user_id=%s' % trustor.id)
-            ['trusts']}
-
     def assertKeystoneUnavailable(self, response):
         """503, saying why and that nothing was created."""
         self.assertEqual(503, response.status_code, response.text)
@@ -399,12 +416,13 @@ class TestTrusts(_KeystoneTestCase):
         # dbaas-scheduler-manage, or another service over RPC.
         created = self.create_policy(self.keystone.alice)
         stored = self.stored_policy(created['id'])
-        policies.delete_policy(self.context, self.conf, stored)
+        backup_policy_obj.delete_policy(self.context, self.conf, stored)
         self.assertIsNone(self.keystone.get_trust(stored.trust_id))
 
     def test_another_member_deleting_the_policy_deletes_the_trust(self):
         # Keystone lets only the trustor (or an admin) delete a trust;
-        # DESIGN section 7: the trust is deleted with the policy.
+        # The trust is deleted with the policy (architecture.rst,
+        # "Credentials").
         created = self.create_policy(self.keystone.alice)
         trust_id = self.stored_policy(created['id']).trust_id
         colleague = self.keystone.add_user(
@@ -413,6 +431,55 @@ class TestTrusts(_KeystoneTestCase):
                             % created['id'], colleague)
         self.assertEqual(204, response.status_code, response.text)
         self.assertIsNone(self.keystone.get_trust(trust_id))
+
+
+class TestInstanceCheck(_KeystoneTestCase):
+    """Creating a policy asks Trove for its instance, through its trust."""
+
+    def assertRefused(self, response, instance_id):
+        self.assertEqual(400, response.status_code, response.text)
+        [error] = response.json()['errors']
+        self.assertEqual('dbaas_scheduler.invalid_instance', error['code'])
+        self.assertIn('The trove backend cannot back up instance %s: Trove '
+                      'answered HTTP 404' % instance_id, error['detail'])
+
+    def test_unknown_instance_is_refused_and_its_trust_deleted(self):
+        alice = self.keystone.alice
+        trusts_before = self.trust_ids(alice)
+        response = self.post_policy(alice, instance_id='nosuch')
+        self.assertRefused(response, 'nosuch')
+        self.assertEqual(set(), self.list_ids(alice))
+        self.assertEqual(trusts_before, self.trust_ids(alice))
+        # It was asked in alice's project, as alice through the trust.
+        [token] = self.trove_tokens
+        self.assertEqual((self.keystone.project_a, alice.id),
+                         (token['project']['id'], token['user']['id']))
+        self.assertIn('OS-TRUST:trust', token)
+
+    def test_instance_of_another_project_is_refused(self):
+        theirs = self.trove.add_instance(project_id=self.keystone.project_b)
+        response = self.post_policy(self.keystone.alice, instance_id=theirs)
+        self.assertRefused(response, theirs)
+        self.create_policy(self.keystone.bob, instance_id=theirs)
+
+    def test_moving_a_policy_to_an_unknown_instance_is_refused(self):
+        alice = self.keystone.alice
+        created = self.create_policy(alice)
+        path = '/v1/backup-policies/%s' % created['id']
+        response = self.api('PATCH', path, alice, json={
+            'backup_policy': {'instance_id': 'nosuch'}})
+        self.assertRefused(response, 'nosuch')
+        self.assertEqual(created['instance_id'], self.api(
+            'GET', path, alice).json()['backup_policy']['instance_id'])
+        other = self.trove.add_instance(project_id=self.keystone.project_a)
+        response = self.api('PATCH', path, alice, json={
+            'backup_policy': {'instance_id': other}})
+        self.assertEqual(200, response.status_code, response.text)
+
+    def test_trove_unavailable_does_not_stop_a_creation(self):
+        # No verdict on the instance: the worker retries at the first run.
+        self.trove.inject_failure(503, operation=fake_trove.INSTANCE_SHOW)
+        self.create_policy(self.keystone.alice)
 
 
 class TestWorkerTrusts(_KeystoneTestCase):
@@ -430,9 +497,10 @@ class TestWorkerTrusts(_KeystoneTestCase):
         self.assertEqual([], self.trove.backups(self.keystone.project_b))
         self.assertEqual([], self.trove.backups(
             self.keystone.service_project_id))
-        # show instance, list, create, show backup: each with a token of
-        # alice in project A, obtained by the service user through the
-        # trust.
+        # show instance (the check at create), show instance, create,
+        # show backup (a first claim looks for no earlier backup): each
+        # with a token of alice in project A, obtained by the service user
+        # through the trust.
         self.assertEqual(4, len(self.trove_tokens))
         for token in self.trove_tokens:
             self.assertEqual(
@@ -454,19 +522,21 @@ class TestWorkerTrusts(_KeystoneTestCase):
     def test_trustor_losing_the_role_pauses_the_policy(self):
         user = self.trustor()
         created = self.create_policy(user)
+        checked = self.instance_checked(created)
         self.keystone.remove_role(user, self.keystone.project_a, 'member')
         execution = self.run_execution(created['id'])
         self.assertTrustBroken(execution, created['id'])
         self.assertIn('Keystone answered 403', execution.fault)
-        self.assertEqual([], self.trove.requests)
+        self.assertEqual(checked, self.trove.requests)
 
     def test_trustor_deleted_pauses_the_policy(self):
         user = self.trustor()
         created = self.create_policy(user)
+        checked = self.instance_checked(created)
         self.keystone.delete_user(user)
         execution = self.run_execution(created['id'])
         self.assertTrustBroken(execution, created['id'])
-        self.assertEqual([], self.trove.requests)
+        self.assertEqual(checked, self.trove.requests)
 
     def test_trust_breaking_after_a_run_pauses_the_policy(self):
         # The worker holds a trust-scoped token from the first run; Trove
@@ -514,7 +584,7 @@ class TestWorkerTrusts(_KeystoneTestCase):
         # Made by dbaas-scheduler-manage: no token, no trust.  The service
         # user's own token is of project "service", and Trove refuses it
         # in project A; that is no broken trust.
-        created = policies.create_policy(self.context, self.conf, {
+        created = backup_policy_obj.create_policy(self.context, self.conf, {
             'project_id': self.keystone.project_a,
             'instance_id': self.trove.add_instance(
                 project_id=self.keystone.project_a),

@@ -98,7 +98,14 @@ class TestCreateTrust(base.TestCase):
         self.assertNotIsInstance(raised, exception.Invalid)
         self.assertIn('[service_credentials]', str(raised))
         self.assertIn('The backup policy was not created', str(raised))
+        self.assertIn('tell its operators', str(raised))
         self.user_session.post.assert_not_called()
+
+    def test_who_must_act_depends_on_the_deployment(self):
+        self.assertIn('tell its operators', keystone.who_must_act(self.conf))
+        self.flags(auth_strategy='noauth')
+        self.assertIn('you are its operator',
+                      keystone.who_must_act(self.conf))
 
     def test_trust_error_crosses_the_rpc_api_as_itself(self):
         # oslo.messaging re-raises remote exceptions of allowed modules

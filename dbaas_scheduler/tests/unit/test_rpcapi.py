@@ -9,14 +9,24 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The RPC client and its endpoint speak the same version."""
+"""The RPC clients: their versions, and the pins of [upgrade_levels]."""
 
+import threading
+import time
 from unittest import mock
 
+import fixtures
+import oslo_messaging as messaging
+from oslo_messaging import conffixture
+from oslo_utils import versionutils
 from oslotest import base
 
+from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.engine import manager as engine_manager
+from dbaas_scheduler import exception
+from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import base as test_base
 from dbaas_scheduler.worker import manager
 
 
@@ -57,3 +67,146 @@ class TestEngineRPCVersions(base.BaseTestCase):
             self.assertTrue(callable(getattr(rpcapi.EngineAPI, method)))
             self.assertTrue(callable(getattr(engine_manager.EngineManager,
                                              method)))
+
+
+class TestReleases(base.BaseTestCase):
+
+    def test_no_release_speaks_a_version_this_code_does_not(self):
+        newest = {'engine': rpcapi.EngineAPI.RPC_API_VERSION,
+                  'worker': rpcapi.WorkerAPI.RPC_API_VERSION}
+        for release, versions in rpcapi.RELEASES.items():
+            self.assertEqual(set(newest), set(versions), release)
+            for api, version in versions.items():
+                self.assertTrue(versionutils.is_compatible(
+                    version, newest[api], same_major=True),
+                    '%s %s %s' % (release, api, version))
+
+
+class _ClientTest(test_base.TestCase):
+    """Real oslo.messaging clients on the fake driver."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(conffixture.ConfFixture(self.conf,
+                                                transport_url='fake:/'))
+        self.flags(rpc_transport='oslo')
+        rpc.init(self.conf)
+        self.addCleanup(rpc.cleanup)
+        self.context = dbaas_context.get_admin_context()
+
+
+class TestVersionCap(_ClientTest):
+
+    def test_unset_is_the_newest_version(self):
+        self.assertEqual('1.1', rpcapi.WorkerAPI(self.conf).client.version_cap)
+        self.assertEqual('1.0', rpcapi.EngineAPI(self.conf).client.version_cap)
+
+    def test_a_version(self):
+        self.flags(worker='1.0', engine='1.0', group='upgrade_levels')
+        self.assertEqual('1.0', rpcapi.WorkerAPI(self.conf).client.version_cap)
+        self.assertEqual('1.0', rpcapi.EngineAPI(self.conf).client.version_cap)
+
+    def test_a_release_name(self):
+        self.useFixture(fixtures.MockPatchObject(rpcapi, 'RELEASES', {
+            'old': {'engine': '1.0', 'worker': '1.0'},
+            'new': {'engine': '1.0', 'worker': '1.1'}}))
+        self.flags(worker='old', group='upgrade_levels')
+        self.assertEqual('1.0', rpcapi.WorkerAPI(self.conf).client.version_cap)
+        self.flags(worker='new', group='upgrade_levels')
+        self.assertEqual('1.1', rpcapi.WorkerAPI(self.conf).client.version_cap)
+
+    def test_every_release_of_the_table_is_accepted(self):
+        for release, versions in rpcapi.RELEASES.items():
+            self.flags(worker=release, group='upgrade_levels')
+            self.assertEqual(versions['worker'],
+                             rpcapi.WorkerAPI(self.conf).client.version_cap)
+
+    def test_an_unknown_release_is_refused_with_what_would_do(self):
+        self.flags(worker='zed', group='upgrade_levels')
+        error = self.assertRaises(exception.InvalidUpgradeLevel,
+                                  rpcapi.WorkerAPI, self.conf)
+        message = str(error)
+        self.assertIn("[upgrade_levels] worker = 'zed'", message)
+        self.assertIn('neither a version nor a release this code knows',
+                      message)
+        self.assertIn('between 1.0 and 1.1', message)
+        for release in rpcapi.RELEASES:
+            self.assertIn(release, message)
+        # Programs check at start, before they fork.
+        self.assertRaises(exception.InvalidUpgradeLevel,
+                          rpcapi.check_upgrade_levels, self.conf)
+
+    def test_a_version_this_code_cannot_send_is_refused(self):
+        for value in ('1.2', '2.0', '0.9'):
+            self.flags(worker=value, group='upgrade_levels')
+            error = self.assertRaises(exception.InvalidUpgradeLevel,
+                                      rpcapi.WorkerAPI, self.conf)
+            self.assertIn('cannot send that version', str(error))
+        self.flags(engine='1.1', group='upgrade_levels')
+        self.assertRaises(exception.InvalidUpgradeLevel, rpcapi.EngineAPI,
+                          self.conf)
+
+    def test_the_in_process_worker_is_never_pinned(self):
+        self.flags(rpc_transport='none')
+        self.flags(worker='1.0', group='upgrade_levels')
+        api = rpcapi.WorkerAPI(self.conf)
+        self.assertTrue(api.client.can_send_version('1.1'))
+
+
+class _Endpoint:
+    """Records each message it gets: (method, execution ids)."""
+
+    def __init__(self, version):
+        self.target = messaging.Target(version=version)
+        self.messages = []
+        self.received = threading.Event()
+
+    def backup_database_instance(self, context, execution_id):
+        self._record('backup_database_instance', [execution_id])
+
+    def backup_database_instances(self, context, execution_ids):
+        self._record('backup_database_instances', execution_ids)
+
+    def _record(self, method, execution_ids):
+        self.messages.append((method, execution_ids))
+        self.received.set()
+
+
+class TestWorkerAPIFallback(_ClientTest):
+    """Casts through oslo.messaging's fake driver to an in-process server."""
+
+    def _send(self, execution_ids, endpoint_version='1.1'):
+        endpoint = _Endpoint(endpoint_version)
+        server = rpc.get_server(
+            messaging.Target(topic=self.conf.worker.topic, server='h'),
+            [endpoint])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        rpcapi.WorkerAPI(self.conf).backup_database_instances(
+            self.context, execution_ids)
+        deadline = time.time() + 10
+        while (sum(len(ids) for _, ids in endpoint.messages)
+               < len(execution_ids) and time.time() < deadline):
+            time.sleep(0.01)
+        return endpoint.messages
+
+    def test_newest_sends_one_message(self):
+        self.assertEqual([('backup_database_instances', ['a', 'b', 'c'])],
+                         self._send(['a', 'b', 'c']))
+
+    def test_pinned_to_1_0_sends_one_message_per_execution(self):
+        self.flags(worker='1.0', group='upgrade_levels')
+        self.assertEqual(
+            sorted(('backup_database_instance', [id_]) for id_ in 'abc'),
+            sorted(self._send(['a', 'b', 'c'], endpoint_version='1.0')))
+
+    def test_oslo_messaging_enforces_the_cap(self):
+        # What the fallback avoids: a 1.1 message from a pinned client.
+        self.flags(worker='1.0', group='upgrade_levels')
+        api = rpcapi.WorkerAPI(self.conf)
+        self.assertFalse(api.client.can_send_version('1.1'))
+        self.assertRaises(messaging.RPCVersionCapError,
+                          api.client.prepare(version='1.1').cast,
+                          self.context, 'backup_database_instances',
+                          execution_ids=['a'])

@@ -52,9 +52,11 @@ class TestMalformedCron(base.BaseTestCase):
         self._assert_invalid('0 x/2 * * *', "hour field 'x/2'")
 
     def test_reversed_range(self):
-        # croniter reads 5-1 as a wrapping range, which is fine; a bad step
-        # is not.
-        self._assert_invalid('*/0 * * * *', "minute field '*/0'")
+        # As in cronie, a range goes upwards; the message says how to wrap.
+        self._assert_invalid('0 22-2 * * *', "hour field '22-2'",
+                             'downwards', '22-23,0-2')
+        self._assert_invalid('*/0 * * * *', "minute field '*/0'",
+                             'step of 0')
 
     def test_wrong_number_of_fields(self):
         self._assert_invalid('* * *', '5 fields', 'got 3')
@@ -195,11 +197,29 @@ class TestIntervalAndOnceInput(base.BaseTestCase):
         for text, fragment in (('abc', 'not a whole number'),
                                ('1.5', 'not a whole number'),
                                ('0', 'greater than zero'),
-                               ('-60', 'greater than zero')):
+                               ('0h', 'greater than zero'),
+                               ('-60', 'no sign'),
+                               ('+60', 'no sign'),
+                               # Arabic-Indic digits, which int() accepts.
+                               ('\u0661\u0662', 'ASCII digits only'),
+                               ('1_000', 'not a whole number'),
+                               ('6 h', 'space inside'),
+                               ('60\n', 'not a whole number'),
+                               ('6H', 'not a whole number'),
+                               ('1w', 'not a whole number'),
+                               ('999999999d', 'longer than 100 years')):
             error = self.assertRaises(exception.InvalidInterval, _validate,
                                       'interval', text)
             self.assertIn(fragment, str(error))
-            self.assertIn('whole number of seconds', str(error))
+            self.assertIn('number of seconds', str(error))
+
+    def test_interval_units(self):
+        for text, seconds in (('3600', 3600), ('3600s', 3600),
+                              ('90m', 5400), ('6h', 21600), ('1d', 86400),
+                              (' 300 ', 300), ('0007', 7)):
+            self.assertEqual(seconds, schedule.parse_interval(text), text)
+            sched = _validate('interval', text)
+            self.assertEqual(seconds, sched.interval.total_seconds())
 
     def test_once_not_a_time(self):
         error = self.assertRaises(exception.InvalidRunTime, _validate,

@@ -9,21 +9,30 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Gabbi fixtures: the REST API over real HTTP on a real PostgreSQL.
+"""Gabbi fixtures: the REST API over HTTP on SQLite, MariaDB or PostgreSQL.
 
-Each YAML file gets a database of its own (provisioned with oslo.db on the
-PostgreSQL of this machine, see tools/test-setup.sh) and the API served by
-cheroot on 127.0.0.1, without authentication: requests name their project
-and roles with the X-Project-Id and X-Roles headers.  Without PostgreSQL
-the tests are skipped, or fail with DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1.
+Each YAML file runs once per database backend (see test_api.py).  Every
+run gets a database of its own, at the newest revision, and the API served
+by cheroot on 127.0.0.1 without authentication: requests name their
+project and roles with the X-Project-Id and X-Roles headers.
+
+SQLite needs no server: the database is a file in a temporary directory,
+so each of cheroot's threads opens a connection of its own, as in
+dbaas-scheduler-all, with the service's SQLite tuning.  MariaDB and
+PostgreSQL databases are provisioned with oslo.db on the servers of this
+machine (see tools/test-setup.sh); without the server the tests are
+skipped, or fail with DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1.
 """
 
 import datetime
+import os
 import socket
 import threading
+import types
 import unittest
 
 from cheroot import wsgi as cheroot_wsgi
+import fixtures
 from gabbi import fixture
 from oslo_config import cfg
 from oslo_db import exception as db_exc
@@ -50,30 +59,44 @@ def free_port():
 
 
 class APIServer(fixture.GabbiFixture):
-    """A fresh database and the API serving it, for one YAML file."""
+    """A fresh database and the API serving it, for one YAML file.
+
+    ``DRIVER`` names the database backend as oslo.db does; each variant of
+    the YAML files gets a subclass from :func:`fixtures_for`.
+    """
+
+    DRIVER = 'sqlite'
+    # [api] default_backend, when set: the backend of a policy created
+    # without one.
+    DEFAULT_BACKEND = None
 
     def start_fixture(self):
         try:
-            self.backend = provision.Backend.backend_for_database_type(
-                'postgresql')
-        except db_exc.BackendNotAvailable as exc:
-            if db_fixtures.backends_required():
-                raise
-            raise unittest.SkipTest(str(exc))
-        self.database = 'api_%s' % uuidutils.generate_uuid(dashed=False)[:16]
-        self.backend.create_named_database(self.database)
-        url = self.backend.provisioned_database_url(self.database)
+            self._start()
+        except BaseException:
+            # gabbi stops only the fixtures that started: drop what this
+            # one created before it failed or skipped.
+            self.stop_fixture()
+            raise
+
+    def _start(self):
         conf = cfg.ConfigOpts()
         dbaas_conf.register_opts(conf)
         conf([], project='dbaas-scheduler', default_config_files=[])
-        conf.set_override('connection', url.render_as_string(
-            hide_password=False), group='database')
+        conf.set_override('connection', self._create_database(),
+                          group='database')
         conf.set_override('auth_strategy', 'noauth')
         conf.set_override('rpc_transport', 'none')
+        if self.DEFAULT_BACKEND:
+            conf.set_override('default_backend', self.DEFAULT_BACKEND,
+                              group='api')
         # The process-wide transaction context points at this database
-        # for the duration of the file.
+        # for the duration of the file, tuned as db_api.configure() tunes
+        # the service's own.
         self.facade = enginefacade.transaction_context()
         self.facade.configure(connection=conf.database.connection)
+        self.facade.append_on_engine_create(db_api._tune_sqlite)
+        self.facade.append_on_engine_create(db_api._tune_mysql)
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
         migration.upgrade('head')
@@ -86,20 +109,47 @@ class APIServer(fixture.GabbiFixture):
                                        daemon=True)
         self.thread.start()
 
+    def _create_database(self):
+        """Create an empty database; return its URL."""
+        if self.DRIVER == 'sqlite':
+            # A file, not oslo.db's in-memory sqlite://: that is one
+            # connection shared by all threads (StaticPool), and two of
+            # cheroot's threads in a transaction at once would collide on
+            # it ("cannot start a transaction within a transaction").
+            self.tempdir = fixtures.TempDir()
+            self.tempdir.setUp()
+            return 'sqlite:///%s' % os.path.join(self.tempdir.path,
+                                                 'dbaas_scheduler.sqlite')
+        try:
+            self.backend = provision.Backend.backend_for_database_type(
+                self.DRIVER)
+        except db_exc.BackendNotAvailable as exc:
+            if db_fixtures.backends_required():
+                raise
+            raise unittest.SkipTest(str(exc))
+        self.database = 'api_%s' % uuidutils.generate_uuid(dashed=False)[:16]
+        self.backend.create_named_database(self.database)
+        url = self.backend.provisioned_database_url(self.database)
+        return url.render_as_string(hide_password=False)
+
     def stop_fixture(self):
-        if getattr(self, 'server', None) is not None:
+        if getattr(self, 'thread', None) is not None:
             self.server.stop()
             self.thread.join()
-        if getattr(self, 'facade', None) is not None:
+        if getattr(self, 'restore_factory', None) is not None:
             self.restore_factory()
             self.facade._factory.dispose_pool()
         if getattr(self, 'database', None):
             self.backend.drop_named_database(self.database)
+        if getattr(self, 'tempdir', None) is not None:
+            self.tempdir.cleanUp()
         policy.reset()
 
 
 class RetentionHistory(fixture.GabbiFixture):
-    """A succeeded execution of project-a whose retention deleted backups.
+    """A succeeded execution of project-a with deleted backups.
+
+    Retention deleted two; a duplicate of its own backup was deleted too.
 
     Recorded the way the worker records it (``deleted_backups`` times as
     ``isoformat()`` writes them).  List it after :class:`APIServer`.
@@ -120,7 +170,61 @@ class RetentionHistory(fixture.GabbiFixture):
                     2027, 1, 1, 1, 30, tzinfo=utc).isoformat()},
                 {'id': 'backup-older', 'created_at': datetime.datetime(
                     2026, 12, 1, 1, 30, 0, 250000, tzinfo=utc).isoformat()},
+                # A second backup of the same run, found and deleted.
+                {'id': 'backup-twice', 'created_at': datetime.datetime(
+                    2027, 1, 31, 1, 31, tzinfo=utc).isoformat(),
+                 'reason': 'duplicate', 'deleted_at': datetime.datetime(
+                     2027, 1, 31, 1, 36, 30, tzinfo=utc).isoformat()},
             ]})
 
     def stop_fixture(self):
         pass
+
+
+class LargeValues(fixture.GabbiFixture):
+    """Values too large to write in a YAML file, as environment variables.
+
+    A story names them as ``$ENVIRON['GABBI_...']``.
+    """
+
+    VALUES = {
+        # A name of 255 characters (the column's size) of 4 bytes each.
+        'GABBI_EMOJI_NAME': '\U0001F600' * 255,
+        # A description as long as every backend stores, and one more.
+        'GABBI_EMOJI_DESCRIPTION': '\U0001F4BE' * 16383,
+        'GABBI_EMOJI_DESCRIPTION_TOO_LONG': '\U0001F4BE' * 16384,
+        # backup_params {"blob": ...} of 65,535 characters of JSON, and one
+        # more.
+        'GABBI_BLOB_FITS': 'x' * (65535 - len('{"blob": ""}')),
+        'GABBI_BLOB_TOO_LARGE': 'x' * (65536 - len('{"blob": ""}')),
+        'GABBI_PROJECT_255': 'p' * 255,
+        'GABBI_PROJECT_256': 'p' * 256,
+        'GABBI_LARGE_INPUT': 'x' * 100000,
+        # As long as a URL the test client sends may be.
+        'GABBI_LONG_TEXT': 'x' * 10000,
+        'GABBI_DEEP_JSON': '[' * 100000 + ']' * 100000,
+        'GABBI_DEEP_PARAMS': (
+            '{"backup_policy": {"instance_id": "db", "backend": "fake", '
+            '"schedule": "@daily", "backup_params": %s1%s}}'
+            % ('{"a": ' * 40, '}' * 40)),
+    }
+
+    def start_fixture(self):
+        os.environ.update(self.VALUES)
+
+    def stop_fixture(self):
+        for name in self.VALUES:
+            os.environ.pop(name, None)
+
+
+def fixtures_for(driver):
+    """The fixtures the YAML files name, serving a database of ``driver``.
+
+    gabbi instantiates fixture classes without arguments, so each backend
+    gets an APIServer subclass of its own.  A new fixture in this module
+    that YAML files use must be listed here too.
+    """
+    server = type('APIServer', (APIServer,), {'DRIVER': driver})
+    return types.SimpleNamespace(APIServer=server,
+                                 LargeValues=LargeValues,
+                                 RetentionHistory=RetentionHistory)

@@ -117,8 +117,9 @@ class _DatabaseContract(db_fixtures.DatabaseMixin):
         values['scheduled_at'] = DUE + datetime.timedelta(microseconds=1)
         db_api.create_execution(self.context, values)
         slots = [e.scheduled_at for e in
-                 db_api.list_executions(self.context, policy.id)]
-        self.assertEqual([DUE, DUE + datetime.timedelta(microseconds=1)],
+                 db_api.list_executions(self.context, policy_id=policy.id)]
+        # Newest slot first, as every list of executions.
+        self.assertEqual([DUE + datetime.timedelta(microseconds=1), DUE],
                          slots)
 
     def test_enabled_policy_needs_a_next_time(self):
@@ -156,12 +157,13 @@ class _DatabaseContract(db_fixtures.DatabaseMixin):
             return [p.id for p in db_api.list_policies(self.context,
                                                        **filters)]
 
-        self.assertEqual([a, b, other_instance, other_project], ids())
-        self.assertEqual([a, b, other_project],
+        # Oldest first, as every list of policies.
+        self.assertEqual([b, a, other_instance, other_project], ids())
+        self.assertEqual([b, a, other_project],
                          ids(instance_id='instance-1'))
-        self.assertEqual([a, b, other_instance],
+        self.assertEqual([b, a, other_instance],
                          ids(project_id='project-a'))
-        self.assertEqual([a, b], ids(project_id='project-a',
+        self.assertEqual([b, a], ids(project_id='project-a',
                                      instance_id='instance-1'))
         self.assertEqual([], ids(instance_id='instance-3'))
         # The database filters: a Trove instance deleted must not read
@@ -176,6 +178,27 @@ class _DatabaseContract(db_fixtures.DatabaseMixin):
                           self.context, uuidutils.generate_uuid())
         self.assertRaises(exception.ExecutionNotFound, db_api.get_execution,
                           self.context, uuidutils.generate_uuid())
+
+    def test_services_run_at_read_committed(self):
+        # A new engine, as the services create theirs: MariaDB and MySQL
+        # get PostgreSQL's default, and the others are left alone.
+        engine = sa.create_engine(self.engine.url)
+        self.addCleanup(engine.dispose)
+        db_api.use_read_committed(engine)
+        with engine.connect() as connection:
+            if self.DRIVER == 'mysql':
+                # tx_isolation (MariaDB), transaction_isolation (MySQL 8).
+                levels = dict(connection.execute(sa.text(
+                    "SHOW SESSION VARIABLES WHERE Variable_name IN "
+                    "('tx_isolation', 'transaction_isolation')")).all())
+                self.assertEqual({'READ-COMMITTED'}, set(levels.values()))
+            elif self.DRIVER == 'postgresql':
+                self.assertEqual('READ COMMITTED', connection.execute(
+                    sa.text('SHOW transaction_isolation')).scalar().upper())
+        # Idempotent: one listener, however often it is applied.
+        db_api.use_read_committed(engine)
+        self.assertEqual(self.DRIVER == 'mysql', sa.event.contains(
+            engine, 'connect', db_api._set_read_committed))
 
 
 class TestDatabaseContractSQLite(_DatabaseContract, base.TestCase):

@@ -16,6 +16,7 @@ from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
+from dbaas_scheduler import cron
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import models
 from dbaas_scheduler.tests import base
@@ -41,6 +42,38 @@ class _MigrationWalk(db_fixtures.DatabaseMixin):
         self.assertLessEqual(
             {'backup_policy', 'backup_execution', 'service',
              'alembic_version'}, tables)
+
+    def test_hashed_schedules_get_resolved(self):
+        # Rows from before resolved_schedule was filled in: the data
+        # migration resolves hashed ones, keeps resolved ones (and their
+        # run times), leaves the rest alone.
+        migration.upgrade('6e8ddc62479a', engine=self.engine)
+        rows = {
+            'a1': ('cron', 'H H * * *', None),
+            'a2': ('cron', 'H 2 * * *', '17 2 * * *'),
+            'a3': ('cron', '0 2 * * *', None),
+            'a4': ('interval', '3600', None),
+            'a5': ('cron', 'H */61 * * *', None),
+        }
+        with self.engine.begin() as connection:
+            for policy_id, (kind, text, resolved) in rows.items():
+                connection.execute(sa.text(
+                    "INSERT INTO backup_policy (id, name, project_id, "
+                    "instance_id, backend, schedule_type, schedule, "
+                    "timezone, enabled, overlap_policy, created_at, "
+                    "resolved_schedule) VALUES (:id, 'n', 'p', 'i', "
+                    "'trove', :kind, :text, 'UTC', :enabled, 'skip', "
+                    ":created, :resolved)"), {
+                        'id': policy_id, 'kind': kind, 'text': text,
+                        'resolved': resolved, 'enabled': False,
+                        'created': '2026-01-01 00:00:00'})
+        migration.upgrade('head', engine=self.engine)
+        with self.engine.connect() as connection:
+            found = dict(connection.execute(sa.text(
+                'SELECT id, resolved_schedule FROM backup_policy')).all())
+        self.assertEqual({'a1': cron.resolve('H H * * *', 'a1'),
+                          'a2': '17 2 * * *', 'a3': None, 'a4': None,
+                          'a5': None}, found)
 
     def test_upgrade_twice_is_harmless(self):
         migration.upgrade('head', engine=self.engine)

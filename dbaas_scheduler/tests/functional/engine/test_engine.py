@@ -13,6 +13,7 @@
 
 import datetime
 
+import oslo_messaging as messaging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -75,7 +76,23 @@ class ClaimingWorkerAPI:
 
     def backup_database_instance(self, context, execution_id):
         db_worker.claim_executions(context, [execution_id], 'fast-worker',
-                                   timeutils.utcnow(True), 60)
+                                   'fast-claim', timeutils.utcnow(True), 60)
+
+
+class BrokerFailingWorkerAPI:
+    """Casts ``after`` messages, then fails as a broker outage does."""
+
+    def __init__(self, worker_api, after):
+        self.worker_api = worker_api
+        self.after = after
+        self.sent = []
+
+    def backup_database_instances(self, context, execution_ids):
+        if not self.after:
+            raise messaging.MessageDeliveryFailure('broker away')
+        self.after -= 1
+        self.worker_api.backup_database_instances(context, execution_ids)
+        self.sent.extend(execution_ids)
 
 
 class _EngineTests(db_fixtures.DatabaseMixin):
@@ -121,6 +138,23 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         self.assertIsNotNone(run.dispatched_at)
         self.assertLessEqual(run.dispatched_at, run.started_at)
 
+    def test_runs_a_cast_did_not_send_go_back_to_pending(self):
+        self.flags(executions_per_message=10, group='engine')
+        add_policies(self.engine, 30)
+        self.service.worker_api = BrokerFailingWorkerAPI(
+            self.service.worker_api, after=1)
+        self.service.tick_once(self.context)
+        runs = executions(self.engine)
+        sent = set(self.service.worker_api.sent)
+        self.assertEqual(10, len(sent))
+        self.assertTrue(self.worker.wait_for(sent))
+        self.assertEqual(
+            {(e.id, 'DISPATCHED') for e in runs if e.id in sent},
+            {(e.id, e.status) for e in runs if e.dispatched_at})
+        self.assertEqual({('PENDING', None)},
+                         {(e.status, e.dispatched_at) for e in runs
+                          if e.id not in sent})
+
     def test_burst_larger_than_a_batch_travels_in_groups(self):
         self.flags(batch_size=100, executions_per_message=20, group='engine')
         ids = add_policies(self.engine, 350)
@@ -144,8 +178,10 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         now = timeutils.utcnow(True)
         result = tick.run_tick(self.context, now, 1000, 3600)
         self.assertEqual(20, len(result.runs))
-        self.assertEqual({'PENDING'},
-                         {e.status for e in executions(self.engine)})
+        # Recorded DISPATCHED at commit, before the cast that never came.
+        self.assertEqual({('DISPATCHED', now)},
+                         {(e.status, e.dispatched_at)
+                          for e in executions(self.engine)})
 
         sweep = self.service.sweep_once
         sweep(self.context)

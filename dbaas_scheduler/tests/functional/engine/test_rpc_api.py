@@ -23,7 +23,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler import exception
-from dbaas_scheduler import policies
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.tests import base
@@ -169,7 +169,7 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
 
     def test_deleted_instance_takes_its_policies(self):
         for instance in ('deleted', 'deleted', 'alive'):
-            policies.create_policy(self.context, self.conf, {
+            backup_policy_obj.create_policy(self.context, self.conf, {
                 'instance_id': instance, 'backend': 'fake',
                 'schedule': '@daily'})
         self.notify('trove.instance.create', {'instance_id': 'alive'})
@@ -187,7 +187,7 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
                             notification_listener.pool_name(self.conf))
         api = rpcapi.EngineAPI(self.conf, timeout=15)
         for number in range(6):
-            policies.create_policy(self.context, self.conf, {
+            backup_policy_obj.create_policy(self.context, self.conf, {
                 'instance_id': 'gone-%d' % number, 'backend': 'fake',
                 'schedule': '@daily'})
             self.notify('trove.instance.delete',

@@ -13,24 +13,31 @@
 
 The service runs as its own process on SQLite, without Keystone
 (``auth_strategy = noauth``) and with the in-memory hand-over from engine
-to worker; policies use the fake backend, so backups take a second.  The
-client is reached as users reach the all-in-one process:
+to worker; policies use the fake backend, so backups take a second, or
+the local backend on a SQLite file.  The ``openstack`` program is that of
+a virtualenv with only the client distribution and python-openstackclient
+(:mod:`client_venv`), reached as users reach the all-in-one process:
 ``openstack --os-auth-type none --os-endpoint http://127.0.0.1:<port>``.
 """
 
 import datetime
 import json
 import os
+import signal
 import socket
+import sqlite3
 import subprocess
-import sys
 import time
 import urllib.request
 
 import fixtures
 from testtools import content
 
+from dbaas_scheduler.api.handlers import execution as api_execution
+from dbaas_scheduler import enums
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.osc import client_venv
 from dbaas_scheduler.tests.functional import process_fixtures
 
 # One openstack command loads every installed client plugin; on a busy
@@ -53,21 +60,33 @@ def answers(url):
 
 
 class OpenStackCommand(fixtures.Fixture):
-    """``openstack``, without the tester's OS_* variables and clouds.yaml."""
+    """``openstack`` of the client's virtualenv, without the tester's OS_*.
+
+    Nor its clouds.yaml: HOME is a temporary directory.
+    """
 
     def __init__(self, endpoint):
         super().__init__()
         self.endpoint = endpoint
 
     def _setUp(self):
+        self.venv = client_venv.ensure()
         home = self.useFixture(fixtures.TempDir()).path
         self.env = {name: value for name, value in os.environ.items()
-                    if not name.startswith('OS_')}
+                    if not name.startswith('OS_')
+                    and name not in ('PYTHONPATH', 'VIRTUAL_ENV')}
         self.env.update(HOME=home, XDG_CONFIG_HOME=home)
         self.calls = []
 
+    def python(self, *args):
+        """The client virtualenv's python, run with ``args``."""
+        return subprocess.run(
+            [os.path.join(self.venv, 'bin', 'python')] + list(args),
+            capture_output=True, text=True, env=self.env, cwd='/',
+            timeout=COMMAND_TIMEOUT)
+
     def __call__(self, *args, env=None):
-        argv = [sys.executable, '-m', 'openstackclient.shell']
+        argv = [os.path.join(self.venv, 'bin', 'openstack')]
         if self.endpoint:
             argv += ['--os-auth-type', 'none', '--os-endpoint', self.endpoint]
         argv += list(args)
@@ -81,24 +100,38 @@ class OpenStackCommand(fixtures.Fixture):
 
 class CLITestCase(base.TestCase):
 
+    # [local_backend] instances of the service, name: SQLite file name.
+    instances = {}
+
     def setUp(self):
         super().setUp()
         self.tempdir = self.useFixture(fixtures.TempDir()).path
         self.port = free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
-        config = os.path.join(self.tempdir, 'dbaas-scheduler.conf')
-        process_fixtures.write_config(config, {
+        self.config = os.path.join(self.tempdir, 'dbaas-scheduler.conf')
+        self.write_config(self.instances)
+        self.service = self.useFixture(process_fixtures.ServiceProcess(
+            'all', self.config, os.path.join(self.tempdir, 'all.log')))
+        self.openstack = self.useFixture(OpenStackCommand(self.url))
+        self.addOnException(self._attach_logs)
+        self.wait_for_the_api()
+
+    def write_config(self, instances):
+        """The service's configuration, with these local instances."""
+        process_fixtures.write_config(self.config, {
+            # Not set: the all-in-one process's own defaults
+            # (auth_strategy = noauth, rpc_transport = none).
             'DEFAULT': {'state_path': self.tempdir,
-                        'auth_strategy': 'noauth',
                         'heartbeat_interval': 1},
             'api': {'bind_port': self.port, 'min_schedule_interval': 60},
             'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
             'worker': {'poll_interval': 0.2},
+            'local_backend': {'instances': ','.join(
+                '%s:sqlite:///%s' % (name, os.path.join(self.tempdir, file))
+                for name, file in sorted(instances.items()))},
         })
-        self.service = self.useFixture(process_fixtures.ServiceProcess(
-            'all', config, os.path.join(self.tempdir, 'all.log')))
-        self.openstack = self.useFixture(OpenStackCommand(self.url))
-        self.addOnException(self._attach_logs)
+
+    def wait_for_the_api(self):
         up = process_fixtures.wait_until(
             lambda: not self.service.alive() or answers(self.url + '/'), 120,
             0.2)
@@ -158,31 +191,36 @@ class TestPolicyLifecycle(CLITestCase):
                          [(p['ID'], p['Name'], p['Schedule Type'],
                            p['Enabled']) for p in listed])
         self.assertEqual(policy_id, self.ok(
-            'database', 'backup', 'policy', 'list', '-f', 'value',
-            '-c', 'ID').strip())
+            'database', 'backup', 'policy', 'list', '--name', 'cli-test',
+            '-f', 'value', '-c', 'ID').strip())
         table = self.ok('database', 'backup', 'policy', 'list', '--long')
         self.assertIn('| Instance ID ', table)
         self.assertIn('| Keep Last ', table)
         self.assertIn("fake_build_seconds='1'", table)
 
-        # set changes what it is given, and removes values.
+        # Every command takes the name as well as the ID: set changes
+        # what it is given, and removes values.
         self.assertEqual('', self.ok(
-            'database', 'backup', 'policy', 'set', policy_id,
+            'database', 'backup', 'policy', 'set', 'cli-test',
             '--description', 'made by the CLI test', '--timezone',
             'Asia/Tokyo', '--no-end-at', '--no-remaining-runs',
             '--keep-daily', '7', '--backup-param', 'incremental=false'))
-        policy = self.json('database', 'backup', 'policy', 'show', policy_id)
+        policy = self.json('database', 'backup', 'policy', 'show',
+                           'cli-test')
         self.assertEqual(
-            ('made by the CLI test', 'Asia/Tokyo', None, None, 2, 7),
-            (policy['Description'], policy['Time Zone'], policy['End At'],
-             policy['Remaining Runs'], policy['Keep Last'],
+            (policy_id, 'made by the CLI test', 'Asia/Tokyo', None, None, 2,
+             7),
+            (policy['ID'], policy['Description'], policy['Time Zone'],
+             policy['End At'], policy['Remaining Runs'], policy['Keep Last'],
              policy['Keep Daily']))
         self.assertEqual({'fake_build_seconds': '1', 'incremental': False},
                          policy['Backup Params'])
+        self.assertEqual(policy, self.json('database', 'backup', 'policy',
+                                           'show', policy_id))
 
         # The next runs, 60 s apart, with the local time in Tokyo.
         runs = self.json('database', 'backup', 'policy', 'next-runs',
-                         policy_id, '--count', '3')
+                         'cli-test', '--count', '3')
         self.assertEqual(3, len(runs))
         times = [datetime.datetime.fromisoformat(
             run['Run Time'].replace('Z', '+00:00')) for run in runs]
@@ -194,7 +232,7 @@ class TestPolicyLifecycle(CLITestCase):
                 run['Local Time']))
 
         # Pause and resume.
-        self.ok('database', 'backup', 'policy', 'pause', policy_id,
+        self.ok('database', 'backup', 'policy', 'pause', 'cli-test',
                 '--reason', 'maintenance window')
         self.assertEqual(policy_id, self.ok(
             'database', 'backup', 'policy', 'list', '--disabled',
@@ -203,14 +241,15 @@ class TestPolicyLifecycle(CLITestCase):
             'database', 'backup', 'policy', 'show', policy_id, '-f', 'value',
             '-c', 'Enabled', '-c', 'Paused Reason', '-c',
             'Next Execution Time').strip())
-        self.ok('database', 'backup', 'policy', 'resume', policy_id)
+        self.ok('database', 'backup', 'policy', 'resume', 'cli-test')
         policy = self.json('database', 'backup', 'policy', 'show', policy_id)
         self.assertEqual((True, None),
                          (policy['Enabled'], policy['Paused Reason']))
         self.assertIsNotNone(policy['Next Execution Time'])
 
         # Run now: a manual execution, which the worker takes.
-        started = self.json('database', 'backup', 'policy', 'run', policy_id)
+        started = self.json('database', 'backup', 'policy', 'run',
+                            'cli-test')
         self.assertEqual((policy_id, 'inst-1', 'manual'),
                          (started['Policy ID'], started['Instance ID'],
                           started['Trigger']))
@@ -218,7 +257,7 @@ class TestPolicyLifecycle(CLITestCase):
         def succeeded():
             listed = self.json(
                 'database', 'backup', 'policy', 'execution', 'list',
-                '--policy', policy_id, '--status', 'succeeded')
+                '--policy', 'cli-test', '--status', 'succeeded')
             return [e for e in listed if e['ID'] == started['ID']]
         self.assertTrue(process_fixtures.wait_until(succeeded, 300, 1),
                         'the manual execution did not succeed')
@@ -237,54 +276,222 @@ class TestPolicyLifecycle(CLITestCase):
 
         # Delete: the policy is gone, its executions stay as history.
         self.assertEqual('', self.ok('database', 'backup', 'policy',
-                                     'delete', policy_id))
-        self.assertIn('Backup policy %s could not be found.' % policy_id,
-                      self.fails('database', 'backup', 'policy', 'show',
-                                 policy_id))
+                                     'delete', 'cli-test'))
+        self.assertEqual("No backup policy with a name or ID of '%s' "
+                         "exists." % policy_id,
+                         self.fails('database', 'backup', 'policy', 'show',
+                                    policy_id).strip())
         self.assertEqual('SUCCEEDED', self.json(
             'database', 'backup', 'policy', 'execution', 'show',
             started['ID'])['Status'])
 
 
-class TestErrors(CLITestCase):
+class TestNamesAndErrors(CLITestCase):
 
-    def test_errors_are_the_api_message_without_traceback(self):
-        stderr = self.fails('database', 'backup', 'policy', 'create',
-                            '--instance', 'inst-1', '--backend', 'fake',
-                            '--schedule', 'every night')
+    def create(self, name, instance='inst-1'):
+        return self.json('database', 'backup', 'policy', 'create',
+                         '--instance', instance, '--backend', 'fake',
+                         '--schedule', '@daily', '--name', name)['ID']
+
+    def test_names_and_errors(self):
+        # A name two policies have: refused, with their IDs.
+        first, second = self.create('orders'), self.create('orders')
+        stderr = self.fails('database', 'backup', 'policy', 'show', 'orders')
+        self.assertIn("More than one backup policy is named 'orders': give "
+                      "the ID of the one you mean", stderr)
+        self.assertIn(first, stderr)
+        self.assertIn(second, stderr)
+        self.assertIn('More than one backup policy is named', self.fails(
+            'database', 'backup', 'policy', 'execution', 'list', '--policy',
+            'orders'))
+        self.ok('database', 'backup', 'policy', 'pause', first)
+        self.assertEqual([first], self.ok(
+            'database', 'backup', 'policy', 'list', '--disabled', '-f',
+            'value', '-c', 'ID').split())
+
+        # A name nobody has fails every command, with no traceback.
+        message = "No backup policy with a name or ID of 'wiki' exists."
+        for command in (('show', 'wiki'), ('run', 'wiki'),
+                        ('execution', 'list', '--policy', 'wiki')):
+            self.assertEqual(message, self.fails(
+                'database', 'backup', 'policy', *command).strip(), command)
+        stderr = self.fails('database', 'backup', 'policy', 'delete',
+                            'wiki', first)
+        self.assertIn('Failed to delete backup policy wiki: %s' % message,
+                      stderr)
+        self.assertIn('Failed to delete 1 of 2 backup policies.', stderr)
+        self.assertEqual([second], self.ok(
+            'database', 'backup', 'policy', 'list', '-f', 'value', '-c',
+            'ID').split())
+
+        # The API's own messages.
         self.assertEqual(
             "Invalid cron expression 'every night': a cron expression has "
             "5 fields (minute hour day-of-month month day-of-week), got 2.",
-            stderr.strip())
-
-        self.assertIn(
-            'runs every 30 seconds at the closest, more often than the '
-            'minimum of 60 seconds', self.fails(
-                'database', 'backup', 'policy', 'create', '--instance',
-                'inst-1', '--backend', 'fake', '--schedule-type',
-                'interval', '--schedule', '30'))
-
+            self.fails('database', 'backup', 'policy', 'create',
+                       '--instance', 'inst-1', '--backend', 'fake',
+                       '--schedule', 'every night').strip())
         self.assertEqual('Execution no-such-execution could not be found.',
                          self.fails('database', 'backup', 'policy',
                                     'execution', 'show',
                                     'no-such-execution').strip())
 
-        stderr = self.fails('database', 'backup', 'policy', 'delete',
-                            'no-such-policy', 'other-policy')
-        self.assertIn('Failed to delete backup policy no-such-policy: '
-                      'Backup policy no-such-policy could not be found.',
-                      stderr)
-        self.assertIn('Failed to delete 2 of 2 backup policies.', stderr)
-        self.assertEqual([], self.json('database', 'backup', 'policy',
-                                       'list'))
-
         # The API's URL from the environment instead of --os-endpoint.
         self.openstack.endpoint = None
         self.assertEqual(
-            'Backup policy no-such-policy could not be found.',
+            "No backup policy with a name or ID of 'no-such-policy' exists.",
             self.fails('--os-auth-type', 'none', 'database', 'backup',
                        'policy', 'show', 'no-such-policy',
                        env={'OS_BACKUP_SCHEDULER_URL': self.url}).strip())
+
+
+class TestPreviewAndServices(CLITestCase):
+
+    def test_schedule_preview_and_service_list(self):
+        runs = self.json('database', 'backup', 'schedule', 'preview',
+                         '--schedule', '30 2 * * *', '--timezone',
+                         'Europe/Berlin', '--count', '3')
+        self.assertEqual(3, len(runs))
+        for run in runs:
+            self.assertRegex(run['Run Time'], r'T0[01]:30:00Z$')
+            self.assertRegex(run['Local Time'], r'T02:30:00\+0[12]:00$')
+        self.assertEqual(2, len(self.json(
+            'database', 'backup', 'schedule', 'preview', '--schedule',
+            '3600', '--schedule-type', 'interval', '--count', '2')))
+        self.assertEqual(
+            "Invalid cron expression 'every night': a cron expression has "
+            "5 fields (minute hour day-of-month month day-of-week), got 2.",
+            self.fails('database', 'backup', 'schedule', 'preview',
+                       '--schedule', 'every night').strip())
+        result = self.openstack('database', 'backup', 'schedule', 'preview',
+                                '--schedule', 'H 3 * * *', '-f', 'json')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('one possible ID', result.stderr)
+        # Nothing was created.
+        self.assertEqual([], self.json('database', 'backup', 'policy',
+                                       'list'))
+
+        # The cluster view of the all-in-one process: one of each, up.
+        def three_up():
+            found = self.json('database', 'backup', 'scheduler', 'service',
+                              'list', '--long')
+            return found if len(found) == 3 and all(
+                s['State'] == 'up' for s in found) else None
+        services = process_fixtures.wait_until(three_up, 60, 0.5)
+        self.assertTrue(services, 'not three services up')
+        self.assertEqual(['dbaas-scheduler-api', 'dbaas-scheduler-engine',
+                          'dbaas-scheduler-worker'],
+                         sorted(s['Binary'] for s in services))
+        # One process, the launcher's child.
+        [pid] = {s['PID'] for s in services}
+        self.assertNotEqual(self.service.process.pid, pid)
+
+
+class TestLocalInstances(CLITestCase):
+    """The all-in-one default: the local backend, checked at create."""
+
+    instances = {'notes': 'notes.db'}
+
+    def setUp(self):
+        super().setUp()
+        for name in ('notes', 'orders'):
+            database = sqlite3.connect(os.path.join(self.tempdir,
+                                                    name + '.db'))
+            database.execute('CREATE TABLE t (body TEXT)')
+            database.execute("INSERT INTO t VALUES ('%s')" % name)
+            database.commit()
+            database.close()
+
+    def create(self, instance):
+        return self.openstack('database', 'backup', 'policy', 'create',
+                              '--instance', instance, '--schedule',
+                              '@daily', '--name', instance, '-f', 'json')
+
+    def test_unknown_instance_then_added_with_sighup(self):
+        result = self.create('orders')
+        self.assertEqual(1, result.returncode, result.stdout)
+        self.assertEqual(
+            'The local backend cannot back up instance orders: it is not in '
+            '[local_backend] instances, which names notes; add it there as '
+            'name:database-URL and send the service SIGHUP to reload it',
+            result.stderr.strip())
+        self.assertEqual([], self.json('database', 'backup', 'policy',
+                                       'list'))
+        # The default backend without Keystone is local.
+        self.assertEqual('local', json.loads(self.create('notes').stdout)[
+            'Backend'])
+
+        # Add the instance and reload, as the message says: no restart.
+        launcher = self.service.process.pid
+        self.write_config({'notes': 'notes.db', 'orders': 'orders.db'})
+        os.kill(launcher, signal.SIGHUP)
+
+        def created():
+            result = self.create('orders')
+            return json.loads(result.stdout) if result.returncode == 0 \
+                else None
+        policy = process_fixtures.wait_until(created, 60, 0.5)
+        self.assertTrue(policy, 'orders was not accepted after SIGHUP')
+        self.assertEqual(('orders', 'local'),
+                         (policy['Instance ID'], policy['Backend']))
+        self.assertEqual(launcher, self.service.process.pid)
+        self.assertTrue(self.service.alive())
+        self.assertIn('Option local_backend.instances changed',
+                      self.service.log())
+
+        # And it backs up.
+        started = self.json('database', 'backup', 'policy', 'run', 'orders')
+
+        def finished():
+            found = self.json('database', 'backup', 'policy', 'execution',
+                              'show', started['ID'])
+            return found if found['Status'] in ('SUCCEEDED', 'FAILED') \
+                else None
+        execution = process_fixtures.wait_until(finished, 120, 0.5)
+        self.assertTrue(execution, 'the backup did not finish')
+        self.assertEqual('SUCCEEDED', execution['Status'],
+                         execution['Fault'])
+
+
+class TestClientDistribution(base.TestCase):
+    """What the client's virtualenv holds, and its fields against ours."""
+
+    def setUp(self):
+        super().setUp()
+        self.openstack = self.useFixture(OpenStackCommand(None))
+
+    def test_the_client_stands_without_the_service(self):
+        result = self.openstack.python('-c', 'import dbaas_scheduler')
+        self.assertIn("No module named 'dbaas_scheduler'", result.stderr)
+        result = self.openstack.python('-m', 'pip', 'list',
+                                       '--format', 'json')
+        self.assertEqual(0, result.returncode, result.stderr)
+        installed = {package['name'].lower()
+                     for package in json.loads(result.stdout)}
+        self.assertIn('python-dbaas-schedulerclient', installed)
+        self.assertIn('python-openstackclient', installed)
+        for heavy in ('dbaas-scheduler', 'oslo.db', 'oslo.service',
+                      'oslo.messaging', 'sqlalchemy', 'eventlet', 'alembic',
+                      'cotyledon'):
+            self.assertNotIn(heavy, installed)
+
+    def test_the_client_knows_every_field(self):
+        result = self.openstack.python('-c', (
+            'import json\n'
+            'from dbaasschedulerclient.osc.v1 import backup_policy as p\n'
+            'from dbaasschedulerclient.osc.v1 import execution as e\n'
+            'print(json.dumps({"policy": p.FIELDS, "options": [o[1] for o '
+            'in p._VALUE_OPTIONS], "execution": e.FIELDS, '
+            '"statuses": e.STATUSES}))'))
+        self.assertEqual(0, result.returncode, result.stderr)
+        fields = json.loads(result.stdout)
+        self.assertEqual(sorted(backup_policy_obj.VISIBLE_FIELDS),
+                         sorted(fields['policy']))
+        self.assertEqual(sorted(backup_policy_obj.USER_FIELDS),
+                         sorted(fields['options'] + ['backup_params']))
+        self.assertEqual(list(api_execution.FIELDS), fields['execution'])
+        self.assertEqual(list(enums.ExecutionStatus.ALL),
+                         fields['statuses'])
 
 
 class TestNoService(base.TestCase):

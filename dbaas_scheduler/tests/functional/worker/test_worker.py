@@ -33,9 +33,9 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import notifications
+from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import fake_trove
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import recorder as recorder_module
@@ -215,7 +215,7 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         self.assertIsNone(disabled.next_execution_time)
         self.assertEqual('instance %s no longer exists' % policy.instance_id,
                          disabled.paused_reason)
-        self.assertEqual([], self.creates())
+        self.assertEqual(0, self.trove.create_count(policy.instance_id))
 
     def test_backup_failing_at_trove(self):
         instance = self.trove.add_instance(final_status='FAILED')
@@ -286,14 +286,19 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         self.assertEqual('internal error in the worker: RuntimeError: bug',
                          failed.fault)
 
-    def test_poller_renews_the_lease(self):
+    def test_the_lease_of_a_running_backup_is_renewed(self):
         instance = self.trove.add_instance(build_seconds=3600)
         execution = self.add_execution(self.add_policy(instance))
         self.runner.run(self.context, [execution.id])
         first = self.execution(execution.id).lease_expires_at
-        self.poller.run_pass(self.context)
+        self.assertEqual((1, 0), self.runner.keeper.renew(self.context))
         self.assertGreater(self.execution(execution.id).lease_expires_at,
                            first)
+        # Once finished, it is no longer held.
+        self.assertTrue(self.runner.finish(
+            self.context, self.execution(execution.id), 'FAILED',
+            fault='stopped by the test'))
+        self.assertEqual({}, self.runner.keeper.claims())
 
     def test_overlap_skip(self):
         instance = self.trove.add_instance(build_seconds=3600)
@@ -343,7 +348,7 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
     def test_resume_after_a_crash_between_create_and_record(self):
         policy = self.add_policy()
         execution = self.add_execution(
-            policy, status='RUNNING', owner='dead-worker',
+            policy, status='RUNNING', owner='dead-worker', attempts=1,
             lease_expires_at=timeutils.utcnow(True)
             - datetime.timedelta(seconds=1))
         # The dead worker's POST reached Trove; its answer never came back.
@@ -362,7 +367,8 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         first = self.new_runner()
         execution = self.add_execution(policy)
         first.run(self.context, [execution.id])
-        backup_id = self.execution(execution.id).backup_id
+        before = self.execution(execution.id)
+        backup_id = before.backup_id
         # The first worker dies; its lease runs out.
         self._expire_lease(execution.id)
         self.assertEqual([execution.id],
@@ -374,8 +380,8 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         self.poller.run_pass(self.context)
         self.assertEqual('SUCCEEDED', self.execution(execution.id).status)
         self.assertEqual(1, self.trove.create_count(policy.instance_id))
-        # The old owner's late word is not recorded.
-        self.assertFalse(first.finish(self.context, resumed, 'FAILED',
+        # The old claim's late word is not recorded.
+        self.assertFalse(first.finish(self.context, before, 'FAILED',
                                       fault='late'))
         self.assertEqual('SUCCEEDED', self.execution(execution.id).status)
 
@@ -457,30 +463,33 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
                          self.new_runner().run(self.context, [execution.id]))
         self.assertEqual('RUNNING', self.execution(execution.id).status)
 
-    def _running_executions(self, owner, count):
+    def _running_executions(self, owner, count, claim_id='claim-1'):
         policy = self.add_policy()
         start = timeutils.utcnow(True)
         return [self.add_execution(
             policy, scheduled_at=start + datetime.timedelta(minutes=n),
-            status='RUNNING', owner=owner).id for n in range(count)]
+            status='RUNNING', owner=owner, claim_id=claim_id).id
+            for n in range(count)]
 
     def test_backup_ids_recorded_together(self):
         recorder = self.runner.recorder
         mine = self._running_executions(self.runner.owner, 30)
-        [lost] = self._running_executions('another-worker', 1)
+        [lost] = self._running_executions(self.runner.owner, 1,
+                                          claim_id='claim-2')
         answers = {}
         calls = []
         real = db_worker.record_backup_ids
 
-        def counted(context, owner, recorded):
+        def counted(context, recorded):
             calls.append(len(recorded))
-            return real(context, owner, recorded)
+            return real(context, recorded)
 
         self.useFixture(fixtures.MockPatchObject(
             db_worker, 'record_backup_ids', counted))
+        # The last one was claimed again since (claim-2): claim-1 is gone.
         threads = [threading.Thread(
             target=lambda e=e: answers.__setitem__(
-                e, recorder.record(e, 'backup-' + e)))
+                e, recorder.record(e, 'claim-1', 'backup-' + e)))
             for e in mine + [lost]]
         for thread in threads:
             thread.start()
@@ -501,7 +510,8 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         self.useFixture(fixtures.MockPatchObject(
             db_worker, 'record_backup_ids',
             side_effect=RuntimeError('batch failed')))
-        items = [recorder_module._Pending(e, 'backup-' + e) for e in mine]
+        items = [recorder_module._Pending(e, 'claim-1', 'backup-' + e)
+                 for e in mine]
         recorder._commit(self.context, items)
         self.assertEqual([True] * 3, [item.recorded for item in items])
         self.assertTrue(all(item.done.is_set() for item in items))
@@ -518,7 +528,7 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
             side_effect=RuntimeError('database gone')))
         self.assertRaisesRegex(RuntimeError, 'database gone',
                                self.runner.recorder.record, execution_id,
-                               'backup-1')
+                               'claim-1', 'backup-1')
 
     def test_policy_deleted_before_the_run(self):
         policy = self.add_policy()

@@ -22,6 +22,8 @@ import datetime
 import gzip
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -36,9 +38,10 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler import servicegroup
+from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import fake_trove
 from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
@@ -46,7 +49,8 @@ wait_until = process_fixtures.wait_until
 PROJECT = 'project-a'
 
 
-class _WorkerProcessTests(db_fixtures.DatabaseMixin):
+class WorkerProcessMixin(db_fixtures.DatabaseMixin):
+    """Real engine and worker processes of this test, and their helpers."""
 
     def setUp(self):
         super().setUp()
@@ -76,7 +80,8 @@ class _WorkerProcessTests(db_fixtures.DatabaseMixin):
                        'poll_interval': 0.5, 'pool_size': 4,
                        'retry_initial_delay': 0.1, 'retry_max_delay': 0.5},
             'trove': {'endpoint_override': self.trove.url},
-            'service_credentials': {'auth_type': 'none'},
+            # Shorter than the lease, as the worker requires.
+            'service_credentials': {'auth_type': 'none', 'timeout': 5},
         }
         for group, options in groups.items():
             sections.setdefault(group, {}).update(options)
@@ -137,6 +142,9 @@ class _WorkerProcessTests(db_fixtures.DatabaseMixin):
             lambda: 'execution %s is %s, not %s' % (
                 execution_id, self.execution(execution_id).status, status))
         return self.execution(execution_id)
+
+
+class _WorkerProcessTests(WorkerProcessMixin):
 
     def test_engine_and_workers_take_every_due_backup_once(self):
         policies = [self.add_policy(next_execution_time=timeutils.utcnow(
@@ -260,6 +268,69 @@ class _WorkerProcessTests(db_fixtures.DatabaseMixin):
         self.assertEqual(2, done.attempts)
         self.assertEqual(1, self.trove.create_count(instance))
 
+    def test_a_restarted_child_registers_itself(self):
+        # oslo.service's launcher runs each service in a child process and
+        # starts a new child when one dies.  The new child must appear in
+        # the cluster view as itself, alive, and not as the dead one.
+        down_time = 3
+        processes = {
+            binary: self.start(program, **{'DEFAULT': {
+                'service_down_time': down_time}})
+            for binary, program in (('dbaas-scheduler-worker', 'worker'),
+                                    ('dbaas-scheduler-engine', 'engine'))}
+        self.wait_for(lambda: self._child_rows(processes), 60,
+                      lambda: 'the services did not register')
+        killed = self._child_rows(processes)
+        for binary, row in killed.items():
+            os.kill(row.pid, signal.SIGKILL)
+
+        def restarted():
+            rows = self._child_rows(processes)
+            return rows if rows and all(
+                rows[binary].pid != killed[binary].pid
+                and rows[binary].heartbeat_at > rows[binary].started_at
+                for binary in rows) else None
+        self.wait_for(restarted, 60, lambda: 'no child came back alive: %s'
+                      % [(row.binary, row.pid, row.heartbeat_at.isoformat())
+                         for row in db_services.list_services(self.context)])
+        rows = restarted()
+        for binary, row in rows.items():
+            self.assertNotEqual(killed[binary].id, row.id)
+            self.assertTrue(processes[binary].alive(), binary)
+            self.assertNotIn('DBDuplicateEntry', processes[binary].log())
+
+        # Once the dead children are down, the upgrade check still sees an
+        # engine and a worker.
+        self.assertTrue(wait_until(lambda: not any(
+            servicegroup.is_up(row, timeutils.utcnow(True), down_time)
+            for row in killed.values()), down_time + 5))
+        check = subprocess.run(
+            [sys.executable, '-c',
+             'import sys; from dbaas_scheduler.cmd import status as m; '
+             'sys.exit(m.main())',
+             '--config-file', processes['dbaas-scheduler-worker'].config_file,
+             'upgrade', 'check'],
+            capture_output=True, text=True, timeout=120)
+        self.assertNotIn('has reported', check.stdout)
+        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
+
+    def _child_rows(self, processes):
+        """{binary: the live row of the launcher's current child}, if all.
+
+        A row is a child's when its pid is alive and is a child of the
+        launcher (the process the test started); it is live when its
+        heartbeat is recent.
+        """
+        now = timeutils.utcnow(True)
+        rows = {}
+        for row in db_services.list_services(self.context):
+            process = processes.get(row.binary)
+            if (process is not None and _parent_pid(row.pid)
+                    == process.process.pid and servicegroup.is_up(
+                        row, now, self.conf.service_down_time)):
+                rows[row.binary] = row
+        return rows if len(rows) == len(processes) else None
+
     def test_local_backend_backs_up_the_real_database(self):
         with self.engine.begin() as connection:
             connection.execute(sa.text(
@@ -278,9 +349,10 @@ class _WorkerProcessTests(db_fixtures.DatabaseMixin):
         self.start('worker', local_backend=local)
         self.start('engine', local_backend=local)
         self.wait_for(
-            lambda: db_api.list_executions(self.context, policy.id), 30,
+            lambda: db_api.list_executions(self.context,
+                                           policy_id=policy.id), 30,
             lambda: 'the engine recorded no execution')
-        [execution] = db_api.list_executions(self.context, policy.id)
+        [execution] = db_api.list_executions(self.context, policy_id=policy.id)
         done = self.wait_for_status(execution.id, 'SUCCEEDED', timeout=90)
         [dump] = [name for name in os.listdir(os.path.join(backups, 'main'))
                   if name.startswith(done.backup_id) and '.json' not in name]
@@ -288,6 +360,16 @@ class _WorkerProcessTests(db_fixtures.DatabaseMixin):
             text = stream.read()
         self.assertIn('guestbook', text)
         self.assertIn('kept by the local backend', text)
+
+
+def _parent_pid(pid):
+    """The parent of process ``pid``, or None if there is no such process."""
+    try:
+        with open('/proc/%d/stat' % pid) as stream:
+            # "pid (comm) state ppid ...": comm may hold spaces.
+            return int(stream.read().rsplit(')', 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class TestWorkerProcessesMySQL(_WorkerProcessTests, base.TestCase):

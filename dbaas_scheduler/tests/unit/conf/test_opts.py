@@ -12,7 +12,10 @@
 """The generated sample configuration and the option help texts."""
 
 import io
+import json
 import os
+import subprocess
+import sys
 
 import fixtures
 from oslo_config import cfg
@@ -40,8 +43,9 @@ class TestSampleConfig(base.TestCase):
     def test_sample_has_the_groups(self):
         sample = self._generate()
         for section in ('[DEFAULT]', '[database]', '[api]', '[engine]',
-                        '[worker]'):
+                        '[worker]', '[upgrade_levels]'):
             self.assertIn(section, sample)
+        self.assertIn('#engine = <None>', sample)
 
     def test_sample_shows_the_embedded_default(self):
         sample = self._generate()
@@ -77,3 +81,42 @@ class TestEmbeddedDefault(base.TestCase):
             'XDG_STATE_HOME', '/tmp/xdg'))
         self.assertEqual('/tmp/xdg/dbaas-scheduler',
                          default.default_state_path())
+
+
+# Imports every module of the package but the tests and the programs' entry
+# points that configure the process on import (the WSGI application, the
+# alembic environment), then prints what cfg.CONF holds.
+_IMPORT_EVERYTHING = """
+import importlib
+import json
+import pkgutil
+
+import dbaas_scheduler.tests  # the threading backend, as the programs do
+import dbaas_scheduler
+from oslo_config import cfg
+
+skip = ('dbaas_scheduler.tests', 'dbaas_scheduler.wsgi.api',
+        'dbaas_scheduler.db.migration.env',
+        'dbaas_scheduler.db.migration.versions')
+for info in pkgutil.walk_packages(dbaas_scheduler.__path__,
+                                  'dbaas_scheduler.'):
+    if not info.name.startswith(skip):
+        importlib.import_module(info.name)
+print(json.dumps(sorted(cfg.CONF.keys())))
+"""
+
+
+class TestNoRegistrationOnImport(base.TestCase):
+
+    def test_importing_the_package_registers_nothing_on_cfg_conf(self):
+        result = subprocess.run([sys.executable, '-c', _IMPORT_EVERYTHING],
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        registered = set(json.loads(result.stdout.splitlines()[-1]))
+        ours = set()
+        for group, options in opts.list_opts():
+            if str(group) == 'DEFAULT':
+                ours.update(option.dest for option in options)
+            else:
+                ours.add(str(group))
+        self.assertEqual(set(), ours & registered)

@@ -18,7 +18,6 @@ import uuid
 
 from oslotest import base
 
-from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import tick
 from dbaas_scheduler import schedule
 
@@ -44,13 +43,11 @@ def _row(schedule='0 * * * *', due=None, schedule_type='cron', **kwargs):
 
 
 def _executions(plan):
-    columns = db_api.EXECUTION_INSERT_COLUMNS
-    return [dict(zip(columns, row)) for row in plan.executions]
+    return [row._asdict() for row in plan.executions]
 
 
 def _advances(plan):
-    columns = db_api.POLICY_ADVANCE_COLUMNS
-    return [dict(zip(columns, row)) for row in plan.advances]
+    return [row._asdict() for row in plan.advances]
 
 
 class TestPlanBatch(base.BaseTestCase):
@@ -59,7 +56,8 @@ class TestPlanBatch(base.BaseTestCase):
         row = _row()
         plan = tick.plan_batch([row], NOW, 3600)
         [execution] = _executions(plan)
-        self.assertEqual('PENDING', execution['status'])
+        self.assertEqual('DISPATCHED', execution['status'])
+        self.assertEqual(NOW, execution['dispatched_at'])
         self.assertEqual(row.next_execution_time, execution['scheduled_at'])
         self.assertEqual('schedule', execution['trigger'])
         self.assertEqual(NOW, execution['created_at'])
@@ -83,7 +81,8 @@ class TestPlanBatch(base.BaseTestCase):
                          (missed['status'], missed['status_reason'],
                           missed['scheduled_at']))
         self.assertEqual(NOW, missed['finished_at'])
-        self.assertEqual('PENDING', run['status'])
+        self.assertIsNone(missed['dispatched_at'])
+        self.assertEqual('DISPATCHED', run['status'])
         self.assertEqual(NOW.replace(minute=0, microsecond=0),
                          run['scheduled_at'])
         self.assertIn('coalesced 5 missed runs', run['status_reason'])
@@ -112,7 +111,7 @@ class TestPlanBatch(base.BaseTestCase):
         lenient = _row(schedule='0 9 * * *', due=due)
         plan = tick.plan_batch([late, lenient], NOW, 3600)
         statuses = {e['policy_id']: e['status'] for e in _executions(plan)}
-        self.assertEqual({late.id: 'SKIPPED', lenient.id: 'PENDING'},
+        self.assertEqual({late.id: 'SKIPPED', lenient.id: 'DISPATCHED'},
                          statuses)
 
     def test_zero_window_still_runs_on_time(self):
@@ -224,3 +223,23 @@ class TestFindLatestSlot(base.BaseTestCase):
         self.assertEqual(NOW.replace(minute=1, second=0, microsecond=0),
                          following)
         self.assertLess(latest, NOW)
+
+
+class TestExecutionIds(base.BaseTestCase):
+
+    def test_random_version_4_uuids(self):
+        source = tick.new_execution_ids()
+        ids = [next(source) for _ in range(5000)]
+        self.assertEqual(len(ids), len(set(ids)))
+        variants = collections.Counter()
+        for text in ids:
+            parsed = uuid.UUID(text)
+            self.assertEqual(text, str(parsed))
+            self.assertEqual(4, parsed.version)
+            self.assertEqual(uuid.RFC_4122, parsed.variant)
+            variants[text[19]] += 1
+        # The variant digit takes each of its four values.
+        self.assertEqual(set('89ab'), set(variants))
+        # Every hex digit appears in the random part.
+        self.assertEqual(set('0123456789abcdef'),
+                         set(''.join(text[:8] for text in ids)))

@@ -1,0 +1,98 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``openstack database backup policy execution list|show``."""
+
+from osc_lib.command import command
+
+from dbaasschedulerclient.osc import v1
+
+# The states of an execution, as the API names them.
+STATUSES = ('PENDING', 'DISPATCHED', 'RUNNING', 'SUCCEEDED', 'FAILED',
+            'SKIPPED')
+
+# Every field of an execution, in the order ``show`` prints them.
+FIELDS = (
+    'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
+    'trigger', 'status', 'status_reason', 'attempts', 'backup_id',
+    'deleted_backups', 'created_at', 'dispatched_at', 'started_at',
+    'finished_at', 'fault')
+LIST_FIELDS = ('id', 'policy_id', 'instance_id', 'scheduled_at', 'trigger',
+               'status', 'backup_id')
+LONG_FIELDS = ('id', 'policy_id', 'project_id', 'instance_id',
+               'scheduled_at', 'trigger', 'status', 'status_reason',
+               'attempts', 'backup_id', 'deleted_backups', 'started_at',
+               'finished_at', 'fault')
+
+
+class ListExecution(command.Lister):
+    """List the executions of backup policies, newest first."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--policy', metavar='<policy>',
+            help='Only the executions of this backup policy (name or ID).')
+        parser.add_argument(
+            '--instance', metavar='<instance-id>',
+            help='Only the executions for this database instance (ID).')
+        parser.add_argument(
+            '--status', metavar='<status>', type=str.upper,
+            choices=STATUSES,
+            help='Only executions in this status: %s.' % ', '.join(
+                STATUSES))
+        parser.add_argument(
+            '--since', metavar='<time>',
+            help='Only executions scheduled at or after this ISO 8601 time '
+                 '(UTC unless it has an offset), e.g. 2027-01-31T00:00:00Z.')
+        parser.add_argument(
+            '--all-projects', action='store_true', default=False,
+            help='Executions of every project (admin only).')
+        parser.add_argument(
+            '--limit', metavar='<num>', type=int,
+            help='At most this many executions (one page); without it, '
+                 'every page is fetched.')
+        parser.add_argument(
+            '--marker', metavar='<execution-id>',
+            help='Start after this execution (the last ID of the previous '
+                 'page).')
+        parser.add_argument(
+            '--long', action='store_true', default=False,
+            help='More columns: project, reasons, attempts, times, faults.')
+        return parser
+
+    def take_action(self, parsed_args):
+        api = self.app.client_manager.backup_scheduler
+        policy_id = None
+        if parsed_args.policy:
+            # An unknown policy fails, rather than list nothing.
+            policy_id = v1.find_policy(api, parsed_args.policy)['id']
+        found = api.list_executions(
+            policy_id=policy_id, instance_id=parsed_args.instance,
+            status=parsed_args.status, since=parsed_args.since,
+            all_projects=parsed_args.all_projects or None,
+            limit=parsed_args.limit, marker=parsed_args.marker)
+        fields = LONG_FIELDS if parsed_args.long else LIST_FIELDS
+        return v1.listing(found, fields)
+
+
+class ShowExecution(command.ShowOne):
+    """Show one execution of a backup policy."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('execution', metavar='<execution-id>',
+                            help='ID of the execution.')
+        return parser
+
+    def take_action(self, parsed_args):
+        api = self.app.client_manager.backup_scheduler
+        return v1.show(api.get_execution(parsed_args.execution), FIELDS)

@@ -1,0 +1,45 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Handler of /v1/schedule-preview: run times of a schedule, before a policy.
+
+The same validation as creating a policy, so that a user (or a UI) can
+try a schedule and see both its errors and its next run times.
+"""
+
+import webob.dec
+
+from dbaas_scheduler.api.policies import schedule as rules
+from dbaas_scheduler.api import policy
+from dbaas_scheduler.api.schemas import backup_policy as schema
+from dbaas_scheduler.api import util
+from dbaas_scheduler import exception
+from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+
+DEFAULT_COUNT = 10
+
+
+@webob.dec.wsgify
+def preview_schedule(req):
+    context, conf = util.context_of(req), util.conf_of(req)
+    params = util.query_params(req, schema.PREVIEW_QUERY)
+    policy.authorize(context, rules.PREVIEW,
+                     {'project_id': context.project_id})
+    if not params.get('schedule'):
+        raise exception.Invalid(
+            reason='query parameter schedule is required: the cron '
+                   'expression, interval or time to preview.')
+    count = params.pop('count', DEFAULT_COUNT)
+    times, example = backup_policy_obj.preview_schedule(conf, params, count)
+    return util.json_response({
+        'next_runs': [util.isotime(t) for t in times],
+        'timezone': params.get('timezone', 'UTC'),
+        'example': example})

@@ -1,0 +1,361 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Database access of the engine: the tick's claim, compare-and-set and
+inserts, and the sweeps.
+
+The rows that cross from :mod:`dbaas_scheduler.engine.tick` into the
+statements here are named tuples defined next to the SQL that consumes
+them (:class:`PolicyAdvance`, :class:`NewExecution`).  The tick's batch
+statements are SQL text, one form per dialect (see the comment above
+:func:`advance_policies`); everything else is SQLAlchemy Core.
+"""
+
+import datetime
+import typing
+
+from oslo_db import api as oslo_db_api
+import sqlalchemy as sa
+
+from dbaas_scheduler.db.api import context_manager
+from dbaas_scheduler.db import models
+from dbaas_scheduler.db import types
+from dbaas_scheduler import enums
+
+_POLICY = models.BackupPolicy.__table__
+_EXECUTION = models.BackupExecution.__table__
+
+# What the tick needs to know about a due policy.
+_DUE_POLICY_COLUMNS = (
+    'id', 'project_id', 'instance_id', 'schedule_type', 'schedule',
+    'resolved_schedule', 'timezone', 'start_at', 'end_at', 'remaining_runs',
+    'catchup_window', 'next_execution_time')
+
+
+class PolicyAdvance(typing.NamedTuple):
+    """What the tick's compare-and-set writes to one claimed policy.
+
+    The row is changed only while its ``next_execution_time`` still equals
+    ``due``, the time the tick read when it claimed it.
+    """
+
+    id: str
+    due: datetime.datetime
+    next_execution_time: typing.Optional[datetime.datetime]
+    remaining_runs: typing.Optional[int]
+    enabled: bool
+    paused_reason: typing.Optional[str]
+    last_execution_id: typing.Optional[str]
+
+
+class NewExecution(typing.NamedTuple):
+    """One execution the tick inserts (DISPATCHED, or SKIPPED as missed)."""
+
+    id: str
+    policy_id: str
+    project_id: str
+    instance_id: str
+    scheduled_at: datetime.datetime
+    trigger: str
+    status: str
+    status_reason: typing.Optional[str]
+    attempts: int
+    created_at: datetime.datetime
+    dispatched_at: typing.Optional[datetime.datetime]
+    finished_at: typing.Optional[datetime.datetime]
+
+
+_ADVANCE_COLUMNS = PolicyAdvance._fields
+
+
+@context_manager.writer
+def claim_due_policies(context, now, limit):
+    """Lock up to ``limit`` enabled policies due at ``now``, earliest first.
+
+    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL and MariaDB/MySQL: rows another
+    engine has claimed are skipped, not waited for, so engines share a
+    burst without blocking each other.  SQLite has no row locks (one engine
+    only); the compare-and-set in :func:`advance_policies` still fences it.
+    """
+    query = (sa.select(*[_POLICY.c[name] for name in _DUE_POLICY_COLUMNS])
+             .where(_POLICY.c.enabled == sa.true(),
+                    _POLICY.c.next_execution_time <= now)
+             .order_by(_POLICY.c.next_execution_time)
+             .limit(limit)
+             .with_for_update(skip_locked=True))
+    return context.session.execute(query).all()
+
+
+# The compare-and-set of a whole batch is one statement per dialect, with
+# the batch as a derived table.  It is written as SQL text with positional
+# parameters because building it with SQLAlchemy constructs costs more than
+# the database work (7,000 bound literals per 1,000 rows), and because each
+# backend needs a different form:
+#
+# * PostgreSQL: UPDATE ... FROM (VALUES ...).  A UNION ALL of 1,000 SELECTs
+#   takes PostgreSQL seconds to plan.  The first row carries the casts, or
+#   a column that is NULL in every row would be typed text.
+# * MariaDB/MySQL: UPDATE ... JOIN (SELECT ... UNION ALL ...).  MariaDB
+#   rejects WITH ... UPDATE and cannot name the columns of VALUES; no casts
+#   (CAST AS DATETIME drops microseconds; the string compares exactly).
+# * SQLite: UPDATE ... FROM (SELECT column1 AS id, ... FROM (VALUES ...)).
+#   SQLite cannot name the columns of VALUES, caps UNION ALL at 500 terms,
+#   and Python's sqlite3 reports no rowcount for a statement that starts
+#   with WITH.
+def _set_from_v(target):
+    return ', '.join(
+        ['%s%s = v.%s' % (target, column, column)
+         for column in _ADVANCE_COLUMNS[2:]]
+        + ['%supdated_at = {p}' % target])
+
+
+_V_COLUMNS = ', '.join(_ADVANCE_COLUMNS)
+_ADVANCE_SQL = {
+    'postgresql': (
+        'UPDATE backup_policy AS p SET ' + _set_from_v('') + ' '
+        'FROM (VALUES {rows}) AS v (' + _V_COLUMNS + ') '
+        'WHERE p.id = v.id AND p.next_execution_time = v.due'),
+    'mysql': (
+        'UPDATE backup_policy AS p JOIN ({rows}) AS v '
+        'ON p.id = v.id AND p.next_execution_time = v.due '
+        'SET ' + _set_from_v('p.')),
+    'sqlite': (
+        'UPDATE backup_policy SET ' + _set_from_v('') + ' FROM '
+        '(SELECT ' + ', '.join('column%d AS %s' % (n, column) for n, column
+                               in enumerate(_ADVANCE_COLUMNS, 1))
+        + ' FROM (VALUES {rows})) AS v '
+        'WHERE backup_policy.id = v.id '
+        'AND backup_policy.next_execution_time = v.due'),
+}
+_ADVANCE_ROW = {
+    'postgresql': (
+        '(CAST({p} AS varchar), CAST({p} AS timestamp), '
+        'CAST({p} AS timestamp), CAST({p} AS integer), '
+        'CAST({p} AS boolean), CAST({p} AS text), CAST({p} AS varchar))',
+        '({p}, {p}, {p}, {p}, {p}, {p}, {p})'),
+    'mysql': (
+        'SELECT ' + ', '.join('{p} AS %s' % c
+                              for c in _ADVANCE_COLUMNS),
+        'SELECT {p}, {p}, {p}, {p}, {p}, {p}, {p}'),
+    'sqlite': ('({p}, {p}, {p}, {p}, {p}, {p}, {p})',) * 2,
+}
+_ROW_SEPARATOR = {'postgresql': ', ', 'mysql': ' UNION ALL ',
+                  'sqlite': ', '}
+_SQLITE_DATETIME = '%Y-%m-%d %H:%M:%S.%f'
+
+
+def _driver_dialect(connection):
+    """(backend name, positional placeholder) of a connection's driver."""
+    dialect = connection.dialect
+    name = 'mysql' if dialect.name == 'mariadb' else dialect.name
+    return name, '?' if dialect.paramstyle == 'qmark' else '%s'
+
+
+def _driver_value(dialect_name, value):
+    """What the DB-API driver gets for ``value``: UTC datetimes, naive."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(types.UTC).replace(tzinfo=None)
+        if dialect_name == 'sqlite':
+            # The format SQLAlchemy stores, so that equality holds.
+            value = value.strftime(_SQLITE_DATETIME)
+    return value
+
+
+@context_manager.writer
+def advance_policies(context, advances, now):
+    """Compare-and-set many policies in one statement; return rows matched.
+
+    ``advances`` are :class:`PolicyAdvance` rows.
+    A policy is only changed if its ``next_execution_time`` still equals
+    the ``due`` time the caller read, so that two engines can never both
+    advance (and fire) the same slot.
+    """
+    if not advances:
+        return 0
+    connection = context.session.connection()
+    name, placeholder = _driver_dialect(connection)
+    first, other = (template.format(p=placeholder)
+                    for template in _ADVANCE_ROW[name])
+    rows = _ROW_SEPARATOR[name].join(
+        [first] + [other] * (len(advances) - 1))
+    sql = _ADVANCE_SQL[name].format(rows=rows, p=placeholder)
+    parameters = [_driver_value(name, value)
+                  for advance in advances for value in advance]
+    # Positional: updated_at's placeholder is in the SET clause, which the
+    # PostgreSQL and SQLite forms have before the rows, MySQL's after them.
+    if name in ('postgresql', 'sqlite'):
+        parameters.insert(0, _driver_value(name, now))
+    else:
+        parameters.append(_driver_value(name, now))
+    return connection.exec_driver_sql(sql, tuple(parameters)).rowcount
+
+
+@context_manager.writer
+def insert_executions(context, executions):
+    """Insert executions in one multi-row INSERT.
+
+    ``executions`` are :class:`NewExecution` rows.  SQL text for the same
+    reason as :func:`advance_policies`: SQLAlchemy's bind processing of
+    11,000 values per batch costs more than the insert itself.
+    """
+    if not executions:
+        return
+    connection = context.session.connection()
+    name, placeholder = _driver_dialect(connection)
+    row = '(%s)' % ', '.join([placeholder] * len(NewExecution._fields))
+    quote = connection.dialect.identifier_preparer.quote
+    sql = 'INSERT INTO backup_execution (%s) VALUES %s' % (
+        ', '.join(quote(column) for column in NewExecution._fields),
+        ', '.join([row] * len(executions)))
+    connection.exec_driver_sql(sql, tuple(
+        _driver_value(name, value)
+        for execution in executions for value in execution))
+
+
+# Statements that lock executions a worker may also hold retry a deadlock
+# (the transaction is taken again, never part of it), and never wait for a
+# row lock: see "Row locks" in doc/source/contributor/architecture.rst.
+_retry_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
+                                            retry_on_deadlock=True)
+
+
+@_retry_deadlock
+@context_manager.writer
+def release_uncast_executions(context, execution_ids, dispatched_at):
+    """DISPATCHED -> PENDING for executions whose cast failed.
+
+    Only those still DISPATCHED with the ``dispatched_at`` stamped when
+    they were handed over: one a worker claimed after all (the cast may
+    have reached the broker before it failed), or a sweep took meanwhile,
+    is left alone, and so is one locked right now (``SKIP LOCKED``).  They
+    lose ``dispatched_at``, so the sweep casts them again
+    ``dispatch_timeout`` after they were created.  Returns how many.
+    """
+    if not execution_ids:
+        return 0
+    ids = [row.id for row in _lock_skipping_locked(context, execution_ids, (
+        _EXECUTION.c.status == enums.ExecutionStatus.DISPATCHED,
+        _EXECUTION.c.dispatched_at == dispatched_at))]
+    if ids:
+        context.session.execute(
+            sa.update(_EXECUTION).where(_EXECUTION.c.id.in_(ids))
+            .values(status=enums.ExecutionStatus.PENDING,
+                    dispatched_at=None))
+    return len(ids)
+
+
+def _lock_skipping_locked(context, execution_ids, conditions,
+                          columns=(_EXECUTION.c.id,)):
+    """Lock the given executions that match ``conditions``; their rows.
+
+    By primary key, in key order, skipping rows another transaction
+    holds: this never waits for a lock, so it can never be part of a
+    deadlock.  The conditions are checked again on the locked row, so a
+    row that changed since the caller read it is not taken.  Returns
+    ``columns`` of the rows locked.
+    """
+    query = (sa.select(*columns)
+             .where(_EXECUTION.c.id.in_(sorted(execution_ids)), *conditions)
+             .order_by(_EXECUTION.c.id)
+             .with_for_update(skip_locked=True))
+    return context.session.execute(query).all()
+
+
+@context_manager.reader
+def get_earliest_due_time(context):
+    """The smallest next_execution_time of an enabled policy, or None."""
+    query = (sa.select(_POLICY.c.next_execution_time)
+             .where(_POLICY.c.enabled == sa.true())
+             .order_by(_POLICY.c.next_execution_time)
+             .limit(1))
+    return context.session.execute(query).scalar()
+
+
+# The engine sweeps.
+
+# The status reason of an execution the sweep hands to another worker.
+RESUMING_REASON = 'worker lease expired; resuming'
+
+
+def _waiting(now, stale_before):
+    """PENDING or DISPATCHED, and no worker claimed it in time."""
+    last_cast = sa.func.coalesce(_EXECUTION.c.dispatched_at,
+                                 _EXECUTION.c.created_at)
+    return (_EXECUTION.c.status.in_(enums.ExecutionStatus.WAITING),
+            sa.or_(sa.and_(_EXECUTION.c.next_attempt_at.is_(None),
+                           last_cast <= stale_before),
+                   _EXECUTION.c.next_attempt_at <= now))
+
+
+@_retry_deadlock
+@context_manager.writer
+def claim_waiting_executions(context, now, stale_before, limit):
+    """Take up to ``limit`` executions no worker claimed, to cast again.
+
+    An execution qualifies when it is PENDING or DISPATCHED and either its
+    ``next_attempt_at`` has come, or it has none and was created (or last
+    cast) before ``stale_before``.  A worker's claim makes it RUNNING, so
+    an execution a worker has claimed is never taken.
+
+    The oldest candidates are read without a lock; then only those are
+    locked, by primary key and ``SKIP LOCKED`` (:func:`_lock_skipping_locked`,
+    which checks the conditions again), and stamped DISPATCHED now, so
+    that no other engine's sweep casts them too.  Locking the candidates
+    with the read itself would lock every waiting row the read scans and
+    sorts -- all of a burst's -- and hold them until the commit.  Returns
+    the ids taken.
+    """
+    candidates = list(context.session.execute(
+        sa.select(_EXECUTION.c.id).where(*_waiting(now, stale_before))
+        .order_by(_EXECUTION.c.created_at).limit(limit)).scalars())
+    if not candidates:
+        return []
+    ids = [row.id for row in _lock_skipping_locked(
+        context, candidates, _waiting(now, stale_before))]
+    if ids:
+        context.session.execute(
+            sa.update(_EXECUTION)
+            .where(_EXECUTION.c.id.in_(ids))
+            .values(status=enums.ExecutionStatus.DISPATCHED,
+                    dispatched_at=now, next_attempt_at=None))
+    return ids
+
+
+@_retry_deadlock
+@context_manager.writer
+def reclaim_expired_leases(context, now, limit):
+    """Make RUNNING executions whose lease expired claimable again.
+
+    Their worker stopped renewing the lease (it died, or lost the
+    database): they go back to DISPATCHED without an owner, keeping what
+    was recorded (``backup_id`` above all), and are cast again so that
+    another worker resumes them.  A late renewal by the old owner no
+    longer matches its row.  Read, then locked, as
+    :func:`claim_waiting_executions` does.  Returns ``[(id, old_owner)]``.
+    """
+    expired = (_EXECUTION.c.status == enums.ExecutionStatus.RUNNING,
+               _EXECUTION.c.lease_expires_at < now)
+    candidates = list(context.session.execute(
+        sa.select(_EXECUTION.c.id).where(*expired)
+        .order_by(_EXECUTION.c.lease_expires_at).limit(limit)).scalars())
+    if not candidates:
+        return []
+    rows = _lock_skipping_locked(context, candidates, expired,
+                                 (_EXECUTION.c.id, _EXECUTION.c.owner))
+    if rows:
+        context.session.execute(
+            sa.update(_EXECUTION)
+            .where(_EXECUTION.c.id.in_([row.id for row in rows]))
+            .values(status=enums.ExecutionStatus.DISPATCHED, owner=None,
+                    lease_expires_at=None, dispatched_at=now,
+                    status_reason=RESUMING_REASON))
+    return [(row.id, row.owner) for row in rows]

@@ -1,0 +1,374 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Backup policies: creating, changing, pausing, resuming and previewing.
+
+The domain functions behind every interface that changes policies (the REST
+API, the RPC API, dbaas-scheduler-manage).  They validate what the user
+asks for -- the schedule with :mod:`dbaas_scheduler.schedule`, the rest
+here -- and keep ``next_execution_time`` consistent: set while a policy is
+enabled, NULL while it is not.
+"""
+
+import types
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from dbaas_scheduler.backends import base as backends_base
+from dbaas_scheduler.backends import loader
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import dispatch
+from dbaas_scheduler import enums
+from dbaas_scheduler import exception
+from dbaas_scheduler import keystone
+from dbaas_scheduler import schedule
+
+LOG = logging.getLogger(__name__)
+
+
+def parse_times(values):
+    """``values`` with its ``start_at`` and ``end_at`` parsed, if given."""
+    values = dict(values)
+    for field in ('start_at', 'end_at'):
+        if values.get(field) is not None:
+            values[field] = schedule.parse_time(values[field], field)
+    return values
+
+
+# What a user may set on a policy.
+USER_FIELDS = (
+    'name', 'description', 'instance_id', 'backend', 'backup_params',
+    'schedule_type', 'schedule', 'timezone', 'start_at', 'end_at',
+    'remaining_runs', 'overlap_policy', 'catchup_window', 'keep_last',
+    'keep_daily', 'keep_weekly', 'keep_monthly', 'max_age_days')
+
+# What every interface shows of a policy.
+VISIBLE_FIELDS = (
+    'id', 'name', 'description', 'project_id', 'user_id', 'instance_id',
+    'backend', 'backup_params', 'schedule_type', 'schedule', 'timezone',
+    'start_at', 'end_at', 'remaining_runs', 'enabled', 'paused_reason',
+    'overlap_policy', 'catchup_window', 'keep_last', 'keep_daily',
+    'keep_weekly', 'keep_monthly', 'max_age_days', 'next_execution_time',
+    'last_execution_id', 'created_at', 'updated_at')
+
+# Changing one of these recomputes the next run time.
+SCHEDULE_FIELDS = ('schedule_type', 'schedule', 'timezone', 'start_at',
+                   'end_at')
+
+# The backend's default is the deployment's: see default_backend().
+DEFAULTS = {
+    'schedule_type': schedule.CRON,
+    'timezone': 'UTC',
+    'overlap_policy': enums.OverlapPolicy.SKIP,
+}
+
+# Counts that must be at least 1 when given, and those at least 0.
+_POSITIVE = ('remaining_runs', 'keep_last', 'keep_daily', 'keep_weekly',
+             'keep_monthly')
+_NOT_NEGATIVE = ('catchup_window', 'max_age_days')
+
+
+def _check_fields(values):
+    unknown = set(values) - set(USER_FIELDS)
+    if unknown:
+        raise exception.Invalid(
+            reason='unknown field(s): %s; a policy has %s.' % (
+                ', '.join(sorted(unknown)), ', '.join(USER_FIELDS)))
+    for field in ('name', 'instance_id'):
+        if field in values and not str(values[field] or '').strip():
+            raise exception.Invalid(reason='%s must not be empty.' % field)
+    if values.get('overlap_policy') not in (None,) + enums.OverlapPolicy.ALL:
+        raise exception.Invalid(
+            reason='overlap_policy must be one of %s, not %r.' % (
+                ', '.join(enums.OverlapPolicy.ALL), values['overlap_policy']))
+    if 'backend' in values and values['backend'] not in loader.available():
+        raise exception.Invalid(
+            reason='unknown backend %r; this cloud offers %s.' % (
+                values['backend'], ', '.join(loader.available())))
+    for field in _POSITIVE + _NOT_NEGATIVE:
+        value = values.get(field)
+        if value is None:
+            continue
+        minimum = 1 if field in _POSITIVE else 0
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < minimum:
+            raise exception.Invalid(
+                reason='%s must be a whole number of at least %d, not %r.'
+                       % (field, minimum, value))
+    params = values.get('backup_params')
+    if params is not None and not isinstance(params, dict):
+        raise exception.Invalid(reason='backup_params must be an object.')
+
+
+def default_backend(conf):
+    """The backend of a policy created without one.
+
+    ``[api] default_backend``; unset, ``trove`` in a cloud and ``local``
+    without Keystone (``auth_strategy = noauth``), where nothing could
+    authenticate to Trove.
+    """
+    if conf.api.default_backend:
+        return conf.api.default_backend
+    return 'local' if conf.auth_strategy == 'noauth' else 'trove'
+
+
+def _delegates(conf, context, backend):
+    """Whether a policy made by this request needs a Keystone trust.
+
+    Only behind Keystone: a noauth request's token (if any) is nobody's.
+    """
+    return bool(context.auth_token and conf.auth_strategy != 'noauth'
+                and loader.needs_trust(conf, backend))
+
+
+def check_instance(conf, policy):
+    """Ask the policy's backend whether its instance can be backed up.
+
+    ``policy`` has the policy's ``id``, ``instance_id``, ``backend``,
+    ``project_id``, ``trust_id`` and ``backup_params``.  An instance the
+    backend does not know, or the project may not see, is refused, as is
+    a backend that is not configured; the backend being unreachable is no
+    verdict, and the policy is kept (the worker retries).
+    """
+    backend = loader.get_backend(conf, policy.backend)
+    try:
+        backend.check_instance(policy)
+    except (backends_base.InstanceNotFound,
+            backends_base.BackendForbidden) as exc:
+        raise exception.InvalidInstance(
+            backend=policy.backend, instance_id=policy.instance_id,
+            reason=exc.kwargs.get('reason', str(exc)))
+    except backends_base.BackendNotConfigured as exc:
+        raise exception.BackendNotConfigured(
+            backend=policy.backend, reason=exc.kwargs.get('reason', str(exc)),
+            who=keystone.who_must_act(conf))
+    except backends_base.BackendError as exc:
+        LOG.warning('Could not check instance %(instance)s of policy '
+                    '%(policy)s with the %(backend)s backend; keeping the '
+                    'policy: %(error)s',
+                    {'instance': policy.instance_id, 'policy': policy.id,
+                     'backend': policy.backend, 'error': exc})
+
+
+def validate_schedule(conf, values, policy_id, now):
+    """The policy's Schedule; raises InvalidSchedule with a clear reason."""
+    return schedule.validate_schedule(
+        values['schedule_type'], values['schedule'], values['timezone'],
+        now=now, start_at=values.get('start_at'),
+        end_at=values.get('end_at'), hash_key=policy_id,
+        min_interval=conf.api.min_schedule_interval)
+
+
+def create_policy(context, conf, values, now=None):
+    """Validate and store a new policy; returns it.
+
+    ``values`` holds :data:`USER_FIELDS` (``schedule`` and ``instance_id``
+    at least), plus ``project_id`` and ``user_id`` when the caller acts
+    for someone other than ``context``.  An interval schedule without
+    ``start_at`` starts now.
+    """
+    now = now or timeutils.utcnow(True)
+    values = dict(values)
+    owner = {'project_id': values.pop('project_id', None)
+             or context.project_id,
+             'user_id': values.pop('user_id', None) or context.user_id,
+             'trust_id': values.pop('trust_id', None)}
+    enabled = values.pop('enabled', True)
+    policy_id = values.pop('id', None) or uuidutils.generate_uuid()
+    _check_fields(values)
+    for field in ('schedule', 'instance_id'):
+        if values.get(field) is None:
+            raise exception.Invalid(reason='%s is required.' % field)
+    if not owner['project_id']:
+        raise exception.Invalid(reason='a policy belongs to a project; '
+                                       'none was given.')
+    values = dict(DEFAULTS, **values)
+    values.setdefault('backend', default_backend(conf))
+    _check_fields({'backend': values['backend']})
+    values.setdefault('name', 'backup-%s' % values['instance_id'])
+    if values['schedule_type'] == schedule.INTERVAL:
+        values.setdefault('start_at', now)
+    sched = validate_schedule(conf, values, policy_id, now)
+    values['resolved_schedule'] = schedule.resolve_hashed_fields(
+        values['schedule_type'], values['schedule'], policy_id)
+    if (owner['trust_id'] is None
+            and _delegates(conf, context, values['backend'])):
+        owner['trust_id'] = keystone.create_trust(conf, context)
+    values.update(owner, id=policy_id, enabled=enabled,
+                  next_execution_time=(sched.next_time(now) if enabled
+                                       else None),
+                  paused_reason=None if enabled else 'created paused')
+    try:
+        check_instance(conf, types.SimpleNamespace(**values))
+        return db_api.create_policy(context, values)
+    except Exception:
+        if owner['trust_id']:
+            keystone.delete_trust(conf, context, owner['trust_id'])
+        raise
+
+
+def next_runs(conf, policy, count, now=None):
+    """The next ``count`` run times of a policy (a preview), in UTC."""
+    now = now or timeutils.utcnow(True)
+    count = max(0, min(count, conf.api.max_next_runs))
+    # The resolved form is what the engine runs: a policy stored before
+    # the H rule changed keeps the times it was resolved to.
+    sched = schedule.parse_schedule(
+        policy.schedule_type, policy.resolved_schedule or policy.schedule,
+        policy.timezone, policy.start_at, policy.end_at, hash_key=policy.id)
+    return schedule.next_times(sched, now, count)
+
+
+def preview_schedule(conf, values, count, now=None):
+    """The next run times a policy with this schedule would have.
+
+    ``values`` holds ``schedule`` and optionally ``schedule_type``,
+    ``timezone``, ``start_at`` and ``end_at``, validated as a creation
+    would validate them.  Returns ``(times, example)``: ``example`` is
+    True when the schedule has ``H`` fields, whose times depend on the id
+    the policy will get, so that these are the times of one possible id.
+    """
+    now = now or timeutils.utcnow(True)
+    values = dict(DEFAULTS, **values)
+    if values['schedule_type'] == schedule.INTERVAL:
+        values.setdefault('start_at', now)
+    example = schedule.needs_hash_key(values['schedule_type'],
+                                      values['schedule'])
+    sched = validate_schedule(conf, values, uuidutils.generate_uuid(), now)
+    count = max(0, min(count, conf.api.max_next_runs))
+    return schedule.next_times(sched, now, count), example
+
+
+def as_dict(policy):
+    """A policy's visible fields, datetimes as aware datetimes."""
+    return {field: getattr(policy, field) for field in VISIBLE_FIELDS}
+
+
+def get_policy(context, policy_id):
+    return db_api.get_policy(context, policy_id)
+
+
+def delete_policies_for_instance(context, conf, instance_id):
+    """Disable, then delete, every policy of an instance; return their ids.
+
+    For an instance that no longer exists (Trove deleted it).  Disabling
+    first stops new runs at once, even if a delete then fails.
+    """
+    found = db_api.list_policies(context, instance_id=instance_id)
+    for policy in found:
+        pause_policy(context, policy,
+                     'instance %s was deleted' % instance_id)
+    for policy in found:
+        delete_policy(context, conf, policy)
+    if found:
+        LOG.info('Deleted %d backup policies of deleted instance %s',
+                 len(found), instance_id)
+    return [policy.id for policy in found]
+
+
+def update_policy(context, conf, policy, changes, now=None):
+    """Change what a user may change; recompute the next run if needed."""
+    now = now or timeutils.utcnow(True)
+    _check_fields(changes)
+    for field in ('schedule', 'instance_id', 'name', 'schedule_type',
+                  'timezone', 'backend', 'overlap_policy'):
+        if field in changes and changes[field] is None:
+            raise exception.Invalid(reason='%s cannot be removed.' % field)
+    values = dict(changes)
+    if any(field in changes for field in SCHEDULE_FIELDS):
+        merged = {field: getattr(policy, field) for field in USER_FIELDS}
+        merged.update(changes)
+        sched = validate_schedule(conf, merged, policy.id, now)
+        if policy.enabled:
+            values['next_execution_time'] = sched.next_time(now)
+        values['resolved_schedule'] = schedule.resolve_hashed_fields(
+            merged['schedule_type'], merged['schedule'], policy.id)
+    moved = {field: changes[field] for field in ('instance_id', 'backend')
+             if field in changes and changes[field] != getattr(policy, field)}
+    if not moved:
+        return db_api.update_policy(context, policy.id, values)
+    target = types.SimpleNamespace(**{
+        field: getattr(policy, field)
+        for field in ('id', 'instance_id', 'backend', 'project_id',
+                      'trust_id', 'backup_params')})
+    target.__dict__.update(moved)
+    new_trust = None
+    if target.trust_id is None and _delegates(conf, context, target.backend):
+        # The policy moves to a backend that acts for its user.
+        new_trust = values['trust_id'] = target.trust_id = (
+            keystone.create_trust(conf, context))
+    try:
+        check_instance(conf, target)
+        return db_api.update_policy(context, policy.id, values)
+    except Exception:
+        if new_trust:
+            keystone.delete_trust(conf, context, new_trust)
+        raise
+
+
+def pause_policy(context, policy, reason=None):
+    """Stop scheduling a policy; running backups go on."""
+    if not policy.enabled:
+        return policy
+    return db_api.update_policy(context, policy.id, {
+        'enabled': False, 'next_execution_time': None,
+        'paused_reason': reason or 'paused by the user'})
+
+
+def resume_policy(context, conf, policy, now=None):
+    """Schedule a paused policy again, from now on (no backlog)."""
+    now = now or timeutils.utcnow(True)
+    if policy.enabled:
+        return policy
+    if policy.remaining_runs == 0:
+        raise exception.Invalid(
+            reason='the policy has no runs remaining; set remaining_runs '
+                   'higher, or to null for no limit, before resuming it.')
+    merged = {field: getattr(policy, field) for field in USER_FIELDS}
+    sched = validate_schedule(conf, merged, policy.id, now)
+    return db_api.update_policy(context, policy.id, {
+        'enabled': True, 'next_execution_time': sched.next_time(now),
+        'paused_reason': None})
+
+
+def delete_policy(context, conf, policy):
+    """Delete a policy and its trust; its executions stay as history."""
+    db_api.delete_policy(context, policy.id)
+    if policy.trust_id:
+        keystone.delete_trust(conf, context, policy.trust_id)
+
+
+def run_policy(context, policy, worker_api, now=None):
+    """Take a backup now: a manual execution, subject to overlap rules.
+
+    The execution is recorded DISPATCHED, and made the policy's last one,
+    in one transaction; then it is cast to the workers, as the engine does
+    with scheduled runs.  If the cast fails it goes back to PENDING and the
+    engine's sweep sends it later: failing the request would only make the
+    user start a second run.  Returns the execution as it is after the
+    cast.
+    """
+    now = now or timeutils.utcnow(True)
+    execution = db_api.record_manual_run(context, {
+        'policy_id': policy.id, 'project_id': policy.project_id,
+        'instance_id': policy.instance_id, 'scheduled_at': now,
+        'trigger': enums.ExecutionTrigger.MANUAL,
+        'status': enums.ExecutionStatus.DISPATCHED, 'created_at': now,
+        'dispatched_at': now})
+    dispatch.dispatch(worker_api, context, [execution.id], 1, now)
+    try:
+        return db_api.get_execution(context, execution.id)
+    except Exception as exc:
+        LOG.warning('Execution %s of policy %s was recorded but could not '
+                    'be read back: %s', execution.id, policy.id, exc)
+        return execution

@@ -1,0 +1,229 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The oslo.service services every dbaas-scheduler program runs.
+
+:class:`Service` is what every program shares: its row in the ``service``
+table, kept fresh by a heartbeat, and the RPC servers it serves.
+:class:`LoopingService` adds the loops of the engine and the worker.
+
+Everything runs from :meth:`Service.start`, which the launcher calls in the
+forked child process: nothing runs before the fork.  A loop iteration
+returns how many seconds to wait before the next one.  An iteration that
+fails -- the database or the broker is away -- is logged and tried again
+after an exponential backoff with jitter (tenacity); a loop only ends when
+the service stops.  Stopping first stops the RPC servers (no new work),
+then lets the iteration in flight of every loop finish.
+"""
+
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging as messaging
+from oslo_service import service as oslo_service
+import tenacity
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
+from dbaas_scheduler import servicegroup
+
+LOG = logging.getLogger(__name__)
+
+# Back-off between failed iterations of a loop, in seconds.
+BACKOFF_INITIAL = 0.5
+BACKOFF_MAX = 30
+
+
+def launch(conf, service):
+    """Run ``service`` under oslo.service's launcher until it stops.
+
+    SIGHUP re-reads the configuration files into ``conf`` (``mutate``);
+    the services read it as they go.
+    """
+    launcher = oslo_service.launch(conf, service, restart_method='mutate')
+    return launcher.wait()
+
+
+class Service(oslo_service.Service):
+    """A program's service: its service row, heartbeat and RPC servers.
+
+    Subclasses set ``binary`` (and ``topic`` when they serve one) and fill
+    in the hooks :meth:`on_start`, :meth:`on_stop` and :meth:`after_stop`.
+    """
+
+    binary = None
+
+    def __init__(self, conf):
+        super().__init__()
+        # Made in the launcher's process: a configuration error stops the
+        # program before it forks, not in a child that would be restarted.
+        rpcapi.check_upgrade_levels(conf)
+        self.conf = conf
+        self.servers = []
+        self._stopping = threading.Event()
+        self._threads = []
+        # This process's identity: made in start(), in the child process.
+        # The launcher starts a new child when one dies, from this object
+        # as it was before the fork; the new child is another process and
+        # must not take the dead one's row (nor its executions' leases).
+        self.registration = None
+
+    @property
+    def topic(self):
+        return None
+
+    @property
+    def service_id(self):
+        """This process's id in the service table (a worker's owner id).
+
+        None until the service starts.
+        """
+        return self.registration and self.registration.service_id
+
+    def on_start(self):
+        """Set up and start serving (in the child process).
+
+        ``service_id`` is this process's from here on.
+        """
+
+    def on_stop(self):
+        """Stop taking new work; the RPC servers have stopped already."""
+
+    def after_stop(self):
+        """Clean up once every loop has ended."""
+
+    def serve_rpc(self, endpoints, pool_size=None):
+        """Start an RPC server for ``endpoints`` on this service's topic.
+
+        The server listens on the topic and on ``<topic>.<host>``, and runs
+        requests on the threading executor (see :func:`rpc.get_server`).
+        With ``pool_size``, it runs at most that many at once, and asks
+        RabbitMQ for no more than that many unacknowledged messages
+        besides, so that it does not hoard a burst that other servers of
+        the topic could take.
+        """
+        if pool_size is not None:
+            # The driver's options exist once the transport is loaded, and
+            # the listener's connection reads them when it opens.
+            try:
+                self.conf.set_override('rabbit_qos_prefetch_count',
+                                       pool_size,
+                                       group='oslo_messaging_rabbit')
+            except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+                LOG.debug('Not a RabbitMQ transport: no prefetch limit set')
+        target = messaging.Target(topic=self.topic, server=self.conf.host)
+        server = rpc.get_server(target, endpoints)
+        self.add_server(server, pool_size)
+        return server
+
+    def add_server(self, server, pool_size=None):
+        """Start ``server`` now; it is stopped first when the service is."""
+        if pool_size is None:
+            server.start()
+        else:
+            server.start(override_pool_size=pool_size)
+        self.servers.append(server)
+
+    def _loops(self):
+        """``[(name, iteration)]`` of every loop this service runs."""
+        return [('heartbeat', self._heartbeat)]
+
+    def start(self):
+        super().start()
+        self.registration = servicegroup.ServiceRegistration(
+            self.conf, dbaas_context.get_admin_context(), self.binary,
+            self.topic)
+        self.on_start()
+        for name, iteration in self._loops():
+            thread = threading.Thread(
+                target=self._run_loop, args=(name, iteration),
+                name='%s-%s' % (self.binary, name), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        LOG.info('%s started on %s (service %s)', self.binary,
+                 self.conf.host, self.service_id)
+
+    def stop(self, graceful=True):
+        if self._stopping.is_set() and not self._threads:
+            return
+        self._stopping.set()
+        for server in self.servers:
+            server.stop()
+        for server in self.servers:
+            server.wait()
+        self.servers = []
+        self.on_stop()
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        self.after_stop()
+        try:
+            if self.registration is not None:
+                self.registration.unregister()
+        except Exception:
+            LOG.exception('Could not remove the service row %s',
+                          self.service_id)
+        LOG.info('%s stopped', self.binary)
+        super().stop(graceful)
+
+    def wait(self):
+        self._stopping.wait()
+        for thread in list(self._threads):
+            thread.join()
+
+    def reset(self):
+        # SIGHUP: the services read the (mutated) configuration as they go.
+        pass
+
+    def _heartbeat(self, context):
+        self.registration.heartbeat()
+        return self.conf.heartbeat_interval
+
+    def _retrying(self, name):
+        def log_failure(state):
+            exc = state.outcome.exception()
+            LOG.error('%s %s failed (attempt %d), retrying in %.1fs: %s: %s',
+                      self.binary, name, state.attempt_number,
+                      state.next_action.sleep, type(exc).__name__, exc)
+
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(Exception),
+            wait=tenacity.wait_exponential_jitter(initial=BACKOFF_INITIAL,
+                                                  max=BACKOFF_MAX),
+            stop=tenacity.stop_when_event_set(self._stopping),
+            sleep=self._stopping.wait,
+            before_sleep=log_failure,
+            reraise=True)
+
+    def _run_loop(self, name, iteration):
+        context = dbaas_context.get_admin_context()
+        retrying = self._retrying(name)
+        while not self._stopping.is_set():
+            try:
+                delay = retrying(iteration, context)
+            except Exception:
+                # Only reached once stopping: the retry gave up.
+                break
+            if delay:
+                self._stopping.wait(delay)
+
+
+class LoopingService(Service):
+    """A service that also runs loops of its own: the engine, the worker."""
+
+    def loops(self):
+        """``[(name, iteration)]``: ``iteration(context)`` -> seconds."""
+        raise NotImplementedError
+
+    def _loops(self):
+        return list(self.loops()) + super()._loops()

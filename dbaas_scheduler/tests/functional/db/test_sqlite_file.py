@@ -1,0 +1,74 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The embedded default's SQLite file shared by the threads of a process."""
+
+import os
+import threading
+
+import fixtures
+from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy as sa
+
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.tests import base
+
+
+class TestSQLiteFile(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'state.sqlite')
+        facade = enginefacade.transaction_context()
+        facade.configure(connection='sqlite:///' + path)
+        facade.append_on_engine_create(db_api._tune_sqlite)
+        self.engine = facade.writer.get_engine()
+        self.addCleanup(self.engine.dispose)
+        with self.engine.begin() as connection:
+            connection.exec_driver_sql('CREATE TABLE t (n INTEGER)')
+            connection.exec_driver_sql('INSERT INTO t VALUES (0)')
+
+    def test_every_transaction_takes_the_write_lock_first(self):
+        begins = []
+        sa.event.listen(
+            self.engine, 'before_cursor_execute',
+            lambda conn, cursor, statement, *args: begins.append(statement)
+            if statement.startswith('BEGIN') else None)
+        for _ in range(3):
+            with self.engine.begin() as connection:
+                connection.exec_driver_sql('SELECT n FROM t').all()
+        self.assertEqual(['BEGIN IMMEDIATE'] * 3, begins)
+
+    def test_a_read_then_write_waits_for_another_writer(self):
+        # A transaction that reads, then writes, while another connection
+        # writes: in a deferred transaction the write fails at once with
+        # "database is locked"; begun IMMEDIATE, the other one waits.
+        errors = []
+
+        def other_writer():
+            try:
+                with self.engine.begin() as connection:
+                    connection.exec_driver_sql('UPDATE t SET n = n + 10')
+            except Exception as exc:
+                errors.append(exc)
+
+        with self.engine.begin() as connection:
+            connection.exec_driver_sql('SELECT n FROM t').all()
+            writer = threading.Thread(target=other_writer)
+            writer.start()
+            writer.join(0.5)
+            connection.exec_driver_sql('UPDATE t SET n = n + 1')
+        writer.join(30)
+        self.assertEqual([], errors)
+        with self.engine.begin() as connection:
+            self.assertEqual(11, connection.exec_driver_sql(
+                'SELECT n FROM t').scalar())

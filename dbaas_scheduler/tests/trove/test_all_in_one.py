@@ -1,0 +1,132 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The whole service on the real Trove: API, engine, worker, Trove.
+
+``dbaas-scheduler-all`` in a process of its own, reaching Trove as an
+operator would configure it (``[service_credentials] auth_type =
+admin_token``, ``[trove] endpoint_override``): a policy created through
+the REST API fires on its schedule, the engine records and dispatches the
+execution, the worker has Trove take the backup, watches it and applies
+retention.
+"""
+
+import datetime
+import json
+import os
+import urllib.error
+import urllib.request
+
+import fixtures
+from oslo_utils import timeutils
+from testtools import content
+
+from dbaas_scheduler.backends import base as backends
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional import trove_fixtures
+
+
+class TestAllInOneOnTrove(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.trove = trove_fixtures.use_trove(self)
+        self.instance_id = self.trove.create_instance()
+        self.tempdir = self.useFixture(fixtures.TempDir()).path
+        self.port = trove_fixtures.free_port()
+        config = os.path.join(self.tempdir, 'all.conf')
+        process_fixtures.write_config(config, {
+            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),
+                        'debug': True},
+            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
+            'engine': {'scan_interval': 0.5},
+            'worker': {'poll_interval': 1},
+            'service_credentials': {'auth_type': 'admin_token',
+                                    'token': self.trove.project_id},
+            'trove': {'endpoint_override': self.trove.endpoint_override},
+        })
+        self.process = self.useFixture(process_fixtures.ServiceProcess(
+            'all', config, os.path.join(self.tempdir, 'all.log')))
+        self.addOnException(self._attach_log)
+        self.assertTrue(process_fixtures.wait_until(self._up, 90),
+                        'dbaas-scheduler-all did not answer within 90 s')
+
+    def _attach_log(self, exc_info):
+        self.addDetail('all.log',
+                       content.text_content(self.process.log()[-20000:]))
+
+    def _up(self):
+        try:
+            return self.request('GET', '/')[0] == 200
+        except OSError:
+            return False
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
+            method=method, headers={'Content-Type': 'application/json',
+                                    'X-Project-Id': self.trove.project_id,
+                                    'X-User-Id': 'someone',
+                                    'X-Roles': 'member,reader'})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read() or 'null')
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or 'null')
+
+    def finished_executions(self, policy_id, count):
+        executions = self.request(
+            'GET', '/v1/executions?policy_id=%s' % policy_id)[1]['executions']
+        done = [e for e in executions if e['status'] not in (
+            'PENDING', 'DISPATCHED', 'RUNNING')]
+        return done if len(done) >= count else None
+
+    def test_a_scheduled_backup_on_trove(self):
+        at = timeutils.utcnow(True) + datetime.timedelta(seconds=5)
+        status, body = self.request('POST', '/v1/backup-policies', {
+            'backup_policy': {
+                'name': 'once', 'instance_id': self.instance_id,
+                'schedule_type': 'once',
+                'schedule': at.strftime('%Y-%m-%dT%H:%M:%SZ'),
+                'keep_last': 1}})
+        self.assertEqual(201, status, body)
+        policy_id = body['backup_policy']['id']
+        [execution] = process_fixtures.wait_until(
+            lambda: self.finished_executions(policy_id, 1), 90, 0.5)
+        self.assertEqual('SUCCEEDED', execution['status'], execution)
+        self.assertEqual('schedule', execution['trigger'])
+        backup = self.trove.backup(execution['backup_id'])
+        self.assertEqual('COMPLETED', backup['status'])
+        self.assertIn(backends.execution_tag(execution['id']),
+                      backup['description'])
+
+        # A manual run of it: the second backup, and retention (keep_last
+        # 1) deletes the first one at Trove.
+        self.trove.wait_instance_idle(self.instance_id)
+        status, body = self.request(
+            'POST', '/v1/backup-policies/%s/run' % policy_id)
+        self.assertEqual(202, status, body)
+        done = process_fixtures.wait_until(
+            lambda: self.finished_executions(policy_id, 2), 90, 0.5)
+        second = [e for e in done if e['id'] != execution['id']][0]
+        self.assertEqual('SUCCEEDED', second['status'], second)
+
+        # Retention runs once the execution is recorded SUCCEEDED.
+        def deleted():
+            return self.request('GET', '/v1/executions/%s' % second['id'])[
+                1]['execution']['deleted_backups']
+        self.assertEqual([execution['backup_id']], [
+            d['id'] for d in process_fixtures.wait_until(deleted, 30, 0.5)])
+        self.trove.wait(
+            lambda: [b['id'] for b in self.trove.backups(self.instance_id)]
+            == [second['backup_id']], 30, what='the first backup deleted')
