@@ -421,32 +421,6 @@ def list_backups_in_flight(context, owner):
 
 
 @context_manager.reader
-def list_instance_backup_owners(context, instance_id):
-    """``{backup id: policy id}`` of every backup made for the instance.
-
-    Any policy's, a deleted one's too: retention must know which backups
-    of the instance this service created, and for whom.
-    """
-    query = sa.select(_EXECUTION.c.backup_id, _EXECUTION.c.policy_id).where(
-        _EXECUTION.c.instance_id == instance_id,
-        _EXECUTION.c.backup_id.is_not(None))
-    return {row.backup_id: row.policy_id
-            for row in context.session.execute(query)}
-
-
-@context_manager.reader
-def list_instance_policies(context, instance_id, backend):
-    """The policies of an instance at a backend, with their retention."""
-    columns = [_POLICY.c.id, _POLICY.c.timezone, _POLICY.c.keep_last,
-               _POLICY.c.keep_daily, _POLICY.c.keep_weekly,
-               _POLICY.c.keep_monthly, _POLICY.c.max_age_days]
-    query = sa.select(*columns).where(_POLICY.c.instance_id == instance_id,
-                                      _POLICY.c.backend == backend)
-    return [types.SimpleNamespace(**row._asdict())
-            for row in context.session.execute(query)]
-
-
-@context_manager.reader
 def count_policy_backups(context, policy_id):
     """How many backups this policy's executions started."""
     query = sa.select(sa.func.count()).select_from(_EXECUTION).where(

@@ -38,6 +38,7 @@ from oslo_utils import timeutils
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
+from dbaas_scheduler.db import retention as db_retention
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
 from dbaas_scheduler import schedule
@@ -208,13 +209,13 @@ class BackupPoller:
         try:
             backups = self.runner.call_backend(
                 execution, backend.list_backups, policy)
-            owners = db_worker.list_instance_backup_owners(
+            owners = db_retention.list_instance_backup_owners(
                 context, policy.instance_id)
             policies = {
                 other.id: retention.PolicyRetention(
                     retention.RetentionRules.from_policy(other),
                     schedule.get_timezone(other.timezone))
-                for other in db_worker.list_instance_policies(
+                for other in db_retention.list_instance_policies(
                     context, policy.instance_id, policy.backend)}
             decision = retention.plan_instance_retention(
                 backups, policy.id, owners, policies,

@@ -9,35 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Five-field cron expressions: grammar, hashed ``H`` fields, next match.
+"""The grammar of a cron expression: fields, terms, ``H``.
 
-Pure functions on naive wall-clock datetimes; :mod:`dbaas_scheduler.schedule`
-maps them to instants in a time zone.  The meaning is classic cron's as
-cronie (the cron of most Linux distributions) implements it, stated in
-doc/source/user/schedules.rst:
-
-* a field is a comma-separated list of terms: ``*``, ``N``, ``A-B`` with
-  ``A <= B`` (so ``A-A`` is ``A``), each optionally followed by ``/STEP``;
-  a range must go upwards, except that a day-of-week range may end at 0
-  (``FRI-SUN`` is 5-7);
-* a step that cannot select more than the first value of its range
-  (``*/61`` in minutes, ``0-59/100``) is refused -- cronie only warns;
-* the day is matched as cronie's job matcher does: if the day-of-month or
-  the day-of-week field *starts with* ``*`` both must match (AND);
-  otherwise either may (OR).  So ``0 0 */2 * 1`` runs on odd-numbered days
-  that are Mondays, and ``0 0 1 * */1`` on the 1st only.
-
-Extensions, none of which changes the meaning of anything cronie accepts:
-``N/STEP`` (``N-max/STEP``), ``?`` for ``*`` in the day fields, ``L`` (last
-day of the month) in day-of-month, ``D#N`` (the N-th weekday D of the
-month) and ``LD``/``DL`` (its last weekday D) in day-of-week, and the
-hashed ``H`` terms of :func:`hash_value`.  ``W``, cronie's random ``~``
-and croniter's ``R`` are refused.
+Parses one field's text into the values it selects; the meaning is
+stated in :mod:`dbaas_scheduler.cron`.
 """
 
-import bisect
-import calendar
-import datetime
 import hashlib
 import re
 import unicodedata
@@ -90,7 +67,7 @@ FIELDS = (
 # How far ahead a match is looked for.  The Gregorian calendar repeats
 # every 400 years (146,097 days, a whole number of weeks), so an
 # expression with no match in 401 years has none at all.
-_HORIZON_YEARS = 401
+HORIZON_YEARS = 401
 
 _VALUE = r'(?:[0-9]+|[A-Za-z]{3})'
 _RANGE_TERM = re.compile(
@@ -283,7 +260,7 @@ def _parse_special(term, field, index, expression, terms):
     return False
 
 
-def _parse_field(text, index, expression, hash_key):
+def parse_field(text, index, expression, hash_key):
     field = FIELDS[index]
     terms = _Terms()
     for term in text.split(','):
@@ -314,152 +291,3 @@ def _unknown_term_reason(field, index, term):
         return 'the %s field has an empty list item.' % field.name
     return 'the %s field %r is not valid (allowed: %s).' % (
         field.name, term, field.allowed)
-
-
-# Field value sets are the same in most expressions ('*' in three fields
-# of 'H H * * *'); an engine keeps thousands of parsed expressions, so they
-# share one copy of each.  Bounded, as the API parses whatever it is sent.
-_SHARED = {}
-_MAX_SHARED = 20000
-
-
-def _shared(value):
-    if len(_SHARED) >= _MAX_SHARED:
-        return _SHARED.get(value, value)
-    return _SHARED.setdefault(value, value)
-
-
-class CronExpression:
-    """A parsed five-field cron expression.  Build one with :func:`parse`.
-
-    Instances are immutable and hashable; two expressions that select the
-    same minutes compare equal (``key``), whatever their spelling.
-    """
-
-    __slots__ = ('minutes', 'hours', 'days', 'last_day', 'months',
-                 'weekdays', 'nth_weekdays', 'last_weekdays', 'days_and',
-                 'resolved', 'key')
-
-    def __init__(self, fields, days_and, resolved):
-        minute, hour, dom, month, dow = fields
-        self.minutes = _shared(tuple(sorted(minute.values)))
-        self.hours = _shared(tuple(sorted(hour.values)))
-        self.days = _shared(frozenset(dom.values))
-        self.last_day = dom.last_day
-        self.months = _shared(frozenset(month.values))
-        # 7 is Sunday, as 0 is.
-        self.weekdays = _shared(frozenset(day % 7 for day in dow.values))
-        self.nth_weekdays = _shared(frozenset(dow.nth_weekdays))
-        self.last_weekdays = _shared(frozenset(dow.last_weekdays))
-        self.days_and = days_and
-        self.resolved = resolved
-        self.key = (self.minutes, self.hours,
-                    _shared(tuple(sorted(self.days))), self.last_day,
-                    _shared(tuple(sorted(self.months))),
-                    _shared(tuple(sorted(self.weekdays))),
-                    _shared(tuple(sorted(self.nth_weekdays))),
-                    _shared(tuple(sorted(self.last_weekdays))), days_and)
-
-    def __eq__(self, other):
-        return isinstance(other, CronExpression) and self.key == other.key
-
-    def __hash__(self):
-        return hash(self.key)
-
-    def __repr__(self):
-        return '<CronExpression %r>' % self.resolved
-
-    def day_matches(self, year, month, day):
-        """True if the expression runs on this date (at some time)."""
-        if month not in self.months:
-            return False
-        first_weekday, length = calendar.monthrange(year, month)
-        return self._day_matches(day, (first_weekday + day) % 7, length)
-
-    def _day_matches(self, day, weekday, length):
-        # ``weekday`` counts from Sunday = 0, as cron does.
-        in_month = day in self.days or (self.last_day and day == length)
-        in_week = (weekday in self.weekdays
-                   or (weekday, (day + 6) // 7) in self.nth_weekdays
-                   or (weekday in self.last_weekdays and day + 7 > length))
-        if self.days_and:
-            return in_month and in_week
-        return in_month or in_week
-
-    def _first_time(self, hour, minute):
-        # The first (hour, minute) of a matching day at or after the given
-        # one, or None.
-        hours, minutes = self.hours, self.minutes
-        index = bisect.bisect_left(hours, hour)
-        if index < len(hours) and hours[index] == hour:
-            position = bisect.bisect_left(minutes, minute)
-            if position < len(minutes):
-                return hour, minutes[position]
-            index += 1
-        if index < len(hours):
-            return hours[index], minutes[0]
-        return None
-
-    def next_after(self, wall):
-        """The first matching wall-clock minute strictly after ``wall``.
-
-        ``wall`` is a naive datetime; returns a naive datetime, or None if
-        nothing matches within 400 years (then nothing ever does).
-        """
-        try:
-            start = wall.replace(second=0, microsecond=0) + (
-                datetime.timedelta(minutes=1))
-        except OverflowError:
-            # The last minute of year 9999: nothing comes after it.
-            return None
-        year, month, day = start.year, start.month, start.day
-        hour, minute = start.hour, start.minute
-        stop = min(year + _HORIZON_YEARS, datetime.MAXYEAR + 1)
-        while year < stop:
-            if month in self.months:
-                first_weekday, length = calendar.monthrange(year, month)
-                while day <= length:
-                    if self._day_matches(day, (first_weekday + day) % 7,
-                                         length):
-                        found = self._first_time(hour, minute)
-                        if found is not None:
-                            return datetime.datetime(year, month, day,
-                                                     *found)
-                    day += 1
-                    hour = minute = 0
-            day, hour, minute = 1, 0, 0
-            month += 1
-            if month > 12:
-                month, year = 1, year + 1
-        return None
-
-
-def parse(expression, hash_key=None):
-    """Parse a cron expression or alias; raise InvalidCronExpression.
-
-    :param hash_key: what ``H`` terms are hashed with (the policy id); an
-        expression with ``H`` and no hash key raises ValueError.
-    """
-    texts = split_fields(expression)
-    fields = [_parse_field(text, index, expression, hash_key)
-              for index, text in enumerate(texts)]
-    # cronie's rule: the day fields combine with AND if either starts with
-    # '*' (cron.c tests DOM_STAR/DOW_STAR, set by entry.c on the field's
-    # first character), else with OR.  '?' is our spelling of '*' there.
-    days_and = (texts[DAY_OF_MONTH][0] in '*?'
-                or texts[DAY_OF_WEEK][0] in '*?')
-    resolved = ' '.join(','.join(field.resolved) for field in fields)
-    return CronExpression(fields, days_and, resolved)
-
-
-def resolve(expression, hash_key):
-    """The expression with each ``H`` term replaced by the values it selects.
-
-    Returns None if it has no ``H``.  The result is plain cron with the same
-    run times, and the same expression for every policy whose ``H`` terms
-    hashed alike -- which lets the engine share one parsed schedule among
-    them.
-    """
-    if not isinstance(expression, str) or not is_hashed(expression):
-        return None
-    return parse(expression, hash_key).resolved
