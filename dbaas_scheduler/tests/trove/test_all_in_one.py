@@ -47,7 +47,10 @@ class TestAllInOneOnTrove(base.TestCase):
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),
                         'debug': True},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
+            # noauth's default backend is local: this all-in-one backs
+            # up through Trove.
+            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
+                    'default_backend': 'trove'},
             'engine': {'scan_interval': 0.5},
             'worker': {'poll_interval': 1},
             'service_credentials': {'auth_type': 'admin_token',
