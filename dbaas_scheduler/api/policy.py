@@ -50,3 +50,17 @@ def authorize(context, rule, target):
         raise exception.Forbidden(action=rule)
     except oslo_policy.InvalidScope:
         raise exception.Forbidden(action=rule)
+
+
+def authorize_list(context, rule, all_projects_rule, all_projects):
+    """Authorize a list request; return the project it lists.
+
+    ``None`` means every project: ``all_projects`` was asked for and
+    ``all_projects_rule`` allows it.
+    """
+    target = {'project_id': context.project_id}
+    authorize(context, rule, target)
+    if all_projects:
+        authorize(context, all_projects_rule, target)
+        return None
+    return context.project_id

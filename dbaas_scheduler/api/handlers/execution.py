@@ -53,12 +53,9 @@ def serialize(req, execution):
 def list_executions(req):
     context, conf = util.context_of(req), util.conf_of(req)
     params = util.query_params(req, schema.LIST_QUERY)
-    project_id = context.project_id
-    policy.authorize(context, rules.LIST, {'project_id': project_id})
-    if params.get('all_projects'):
-        policy.authorize(context, rules.LIST_ALL_PROJECTS,
-                         {'project_id': project_id})
-        project_id = None
+    project_id = policy.authorize_list(context, rules.LIST,
+                                       rules.LIST_ALL_PROJECTS,
+                                       params.get('all_projects'))
     limit = util.page_limit(conf, params)
     found = db_api.list_executions(
         context, project_id=project_id, policy_id=params.get('policy_id'),
