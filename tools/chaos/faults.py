@@ -123,7 +123,7 @@ class Faults(threading.Thread):
 
     def _fault(self, kind):
         try:
-            getattr(self, '_' + kind)()
+            getattr(self, '_fault_' + kind)()
         except Exception as exc:
             self.event(None, '%s failed: %s', kind, exc)
 
@@ -150,7 +150,7 @@ class Faults(threading.Thread):
             self._timers.append(timer)
         timer.start()
 
-    def _kill(self):
+    def _fault_kill(self):
         process = self._pick()
         if process is None:
             return
@@ -162,7 +162,7 @@ class Faults(threading.Thread):
             self._free(process)
         self._later(self.args.restart_after, restart)
 
-    def _stop(self):
+    def _fault_stop(self):
         process = self._pick()
         if process is None:
             return
@@ -175,13 +175,13 @@ class Faults(threading.Thread):
             self._free(process)
         self._later(self.args.stop_seconds, resume)
 
-    def _broker(self):
+    def _fault_broker(self):
         self.event('RabbitMQ restart', 'RabbitMQ restart (down %.0f s)',
                    self.args.restart_down)
         took = self.broker.restart(self.args.restart_down)
         self.event(None, 'RabbitMQ back after %.0f s', took)
 
-    def _database(self):
+    def _fault_database(self):
         self.event('database restart', '%s restart (down %.0f s)',
                    self.database.name, self.args.restart_down)
         took = self.database.restart(self.args.restart_down)
