@@ -34,7 +34,8 @@ import tempfile
 
 TEST_TOOLS = ['stestr>=4.0.0', 'fixtures>=4.0.0', 'oslotest>=5.0.0',
               'testtools>=2.7.0', 'testscenarios>=0.5.0',
-              'testresources>=2.0.0', 'PyMySQL>=1.0.0']
+              'testresources>=2.0.0', 'PyMySQL>=1.0.0',
+              'hypothesis>=6.0.0']
 
 _REQUIREMENT = re.compile(
     r'^(?P<name>[A-Za-z0-9._-]+)(?:\[[^\]]*\])?\s*>=\s*(?P<low>[^,;#\s]+)')
