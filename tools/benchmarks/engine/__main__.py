@@ -60,6 +60,12 @@ def parse_args(argv):
     parser.add_argument('--policies', type=int, default=100000)
     parser.add_argument('--engines', type=int, default=1,
                         help='Engine processes in a burst (default 1).')
+    parser.add_argument('--engine-nodes', default='', metavar='HOST:PORT,...',
+                        help='Connect engine i to node i modulo the list '
+                             '(the same database on each node): the '
+                             'multi-writer case of a Galera cluster (see '
+                             'python -m tools.clusters).  Default: every '
+                             'engine on the database URL.')
     parser.add_argument('--kill', type=int, default=0, metavar='N',
                         help='SIGKILL a random engine N times during the '
                              'burst and restart it.')

@@ -16,6 +16,7 @@ import threading
 import time
 
 import psutil
+from sqlalchemy.engine import url as sa_url
 from tools.benchmarks import common
 from tools.benchmarks.engine import standin
 from tools.benchmarks import machine
@@ -196,6 +197,13 @@ class Bench(common.Bench):
         log_file = os.path.join(self.workdir, '%sengine-%d.log'
                                 % (self.file_prefix, number))
         sections = common.service_config(self, log_file, 30)
+        nodes = [node for node in self.args.engine_nodes.split(',') if node]
+        if nodes:
+            host, _, port = nodes[number % len(nodes)].rpartition(':')
+            sections['database']['connection'] = sa_url.make_url(
+                self.db.url_string).set(host=host, port=int(port)
+                                        ).render_as_string(
+                                            hide_password=False)
         sections['oslo_messaging_rabbit'] = {'rabbit_retry_interval': 1,
                                              'rabbit_retry_backoff': 1}
         for group, options in self.engine_options(steady).items():
