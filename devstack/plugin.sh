@@ -98,8 +98,34 @@ function configure_dbaas_scheduler {
     iniset "$conf" trove region_name "$REGION_NAME"
     iniset "$conf" trove interface "$DBAAS_SCHEDULER_TROVE_INTERFACE"
 
+    # Notifications: the service's own (for Ceilometer and other
+    # consumers), and Trove's, so that the engines delete the policies of
+    # instances Trove deleted.
+    if [[ -n "$DBAAS_SCHEDULER_NOTIFICATION_DRIVER" ]]; then
+        iniset "$conf" oslo_messaging_notifications driver \
+            "$DBAAS_SCHEDULER_NOTIFICATION_DRIVER"
+        iniset "$conf" notifications notification_format \
+            "$DBAAS_SCHEDULER_NOTIFICATION_FORMAT"
+    fi
+    if [[ "$DBAAS_SCHEDULER_TROVE_NOTIFICATIONS" == "True" ]]; then
+        iniset "$conf" engine trove_notifications True
+    fi
+
     # Log lines for the systemd journal, as the other devstack services.
     setup_logging "$conf"
+}
+
+# configure_trove_notifications - make Trove send its notifications to
+# devstack's RabbitMQ (the engines' listener consumes
+# trove.instance.delete there). Trove's plugin writes $TROVE_CONF before
+# this plugin's post-config when it is enabled first, as the docs say.
+function configure_trove_notifications {
+    local trove_conf=${TROVE_CONF:-/etc/trove/trove.conf}
+    if [[ ! -f "$trove_conf" ]]; then
+        echo "No $trove_conf: Trove's notifications are not configured"
+        return 0
+    fi
+    iniset "$trove_conf" oslo_messaging_notifications driver messagingv2
 }
 
 # init_dbaas_scheduler - (re)create the database and its schema.
@@ -147,6 +173,9 @@ if is_dbaas_scheduler_enabled; then
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring dbaas-scheduler"
         configure_dbaas_scheduler
+        if [[ "$DBAAS_SCHEDULER_TROVE_NOTIFICATIONS" == "True" ]]; then
+            configure_trove_notifications
+        fi
         if is_service_enabled keystone; then
             create_dbaas_scheduler_accounts
         fi

@@ -15,7 +15,9 @@ The domain functions behind every interface that changes policies (the REST
 API, the RPC API, dbaas-scheduler-manage).  They validate what the user
 asks for -- the schedule with :mod:`dbaas_scheduler.schedule`, the rest
 here -- and keep ``next_execution_time`` consistent: set while a policy is
-enabled, NULL while it is not.
+enabled, NULL while it is not.  Each change, once stored, is announced as a
+``backup_policy.<action>.end`` notification (:mod:`dbaas_scheduler.
+notifications`), whichever interface asked for it.
 """
 
 import types
@@ -31,6 +33,7 @@ from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import keystone
+from dbaas_scheduler import notifications
 from dbaas_scheduler import schedule
 
 LOG = logging.getLogger(__name__)
@@ -210,11 +213,13 @@ def create_policy(context, conf, values, now=None):
                   paused_reason=None if enabled else 'created paused')
     try:
         check_instance(conf, types.SimpleNamespace(**values))
-        return db_api.create_policy(context, values)
+        created = db_api.create_policy(context, values)
     except Exception:
         if owner['trust_id']:
             keystone.delete_trust(conf, context, owner['trust_id'])
         raise
+    notifications.notify_policy(conf, context, 'create', created)
+    return created
 
 
 def next_runs(conf, policy, count, now=None):
@@ -266,7 +271,7 @@ def delete_policies_for_instance(context, conf, instance_id):
     """
     found = db_api.list_policies(context, instance_id=instance_id)
     for policy in found:
-        pause_policy(context, policy,
+        pause_policy(context, conf, policy,
                      'instance %s was deleted' % instance_id)
     for policy in found:
         delete_policy(context, conf, policy)
@@ -278,6 +283,12 @@ def delete_policies_for_instance(context, conf, instance_id):
 
 def update_policy(context, conf, policy, changes, now=None):
     """Change what a user may change; recompute the next run if needed."""
+    changed = _update_policy(context, conf, policy, changes, now)
+    notifications.notify_policy(conf, context, 'update', changed)
+    return changed
+
+
+def _update_policy(context, conf, policy, changes, now):
     now = now or timeutils.utcnow(True)
     _check_fields(changes)
     for field in ('schedule', 'instance_id', 'name', 'schedule_type',
@@ -316,17 +327,25 @@ def update_policy(context, conf, policy, changes, now=None):
         raise
 
 
-def pause_policy(context, policy, reason=None):
-    """Stop scheduling a policy; running backups go on."""
+def pause_policy(context, conf, policy, reason=None):
+    """Stop scheduling a policy; running backups go on.
+
+    Pausing a paused policy changes nothing, and notifies nothing.
+    """
     if not policy.enabled:
         return policy
-    return db_api.update_policy(context, policy.id, {
+    paused = db_api.update_policy(context, policy.id, {
         'enabled': False, 'next_execution_time': None,
         'paused_reason': reason or 'paused by the user'})
+    notifications.notify_policy(conf, context, 'pause', paused)
+    return paused
 
 
 def resume_policy(context, conf, policy, now=None):
-    """Schedule a paused policy again, from now on (no backlog)."""
+    """Schedule a paused policy again, from now on (no backlog).
+
+    Resuming an enabled policy changes nothing, and notifies nothing.
+    """
     now = now or timeutils.utcnow(True)
     if policy.enabled:
         return policy
@@ -336,19 +355,22 @@ def resume_policy(context, conf, policy, now=None):
                    'higher, or to null for no limit, before resuming it.')
     merged = {field: getattr(policy, field) for field in USER_FIELDS}
     sched = validate_schedule(conf, merged, policy.id, now)
-    return db_api.update_policy(context, policy.id, {
+    resumed = db_api.update_policy(context, policy.id, {
         'enabled': True, 'next_execution_time': sched.next_time(now),
         'paused_reason': None})
+    notifications.notify_policy(conf, context, 'resume', resumed)
+    return resumed
 
 
 def delete_policy(context, conf, policy):
     """Delete a policy and its trust; its executions stay as history."""
     db_api.delete_policy(context, policy.id)
+    notifications.notify_policy(conf, context, 'delete', policy)
     if policy.trust_id:
         keystone.delete_trust(conf, context, policy.trust_id)
 
 
-def run_policy(context, policy, worker_api, now=None):
+def run_policy(context, conf, policy, worker_api, now=None):
     """Take a backup now: a manual execution, subject to overlap rules.
 
     The execution is recorded DISPATCHED, and made the policy's last one,
@@ -356,7 +378,8 @@ def run_policy(context, policy, worker_api, now=None):
     with scheduled runs.  If the cast fails it goes back to PENDING and the
     engine's sweep sends it later: failing the request would only make the
     user start a second run.  Returns the execution as it is after the
-    cast.
+    cast, which is also the payload of the ``backup_policy.run.end``
+    notification.
     """
     now = now or timeutils.utcnow(True)
     execution = db_api.record_manual_run(context, {
@@ -367,8 +390,9 @@ def run_policy(context, policy, worker_api, now=None):
         'dispatched_at': now})
     dispatch.dispatch(worker_api, context, [execution.id], 1, now)
     try:
-        return db_api.get_execution(context, execution.id)
+        execution = db_api.get_execution(context, execution.id)
     except Exception as exc:
         LOG.warning('Execution %s of policy %s was recorded but could not '
                     'be read back: %s', execution.id, policy.id, exc)
-        return execution
+    notifications.notify_run(conf, context, execution)
+    return execution

@@ -131,7 +131,8 @@ def delete_policy(req):
 def pause_policy(req):
     body = util.extract_json(req, schema.PAUSE) or {}
     found = load(req, rules.PAUSE)
-    paused = backup_policy_obj.pause_policy(util.context_of(req), found,
+    paused = backup_policy_obj.pause_policy(util.context_of(req),
+                                            util.conf_of(req), found,
                                             body.get('reason'))
     return util.json_response({'backup_policy': serialize(req, paused)})
 
@@ -149,8 +150,9 @@ def resume_policy(req):
 def run_policy(req):
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RUN)
-    started = backup_policy_obj.run_policy(util.context_of(req), found,
-                                           worker_api(util.conf_of(req)))
+    conf = util.conf_of(req)
+    started = backup_policy_obj.run_policy(util.context_of(req), conf,
+                                           found, worker_api(conf))
     return util.json_response(
         {'execution': execution.serialize(req, started)}, status=202)
 

@@ -293,8 +293,8 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
 
     def test_run_becomes_the_policys_last_execution(self):
         worker_api = _RecordingWorkerAPI()
-        execution = backup_policy_obj.run_policy(self.context, self.policy,
-                                                 worker_api)
+        execution = backup_policy_obj.run_policy(
+            self.context, self.conf, self.policy, worker_api)
         self.assertEqual([execution.id], worker_api.cast)
         self.assertEqual(('manual', 'DISPATCHED'),
                          (execution.trigger, execution.status))
@@ -307,8 +307,8 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
     def test_failed_cast_leaves_the_run_to_the_sweep(self):
         worker_api = _RecordingWorkerAPI(
             messaging.MessageDeliveryFailure('no worker'))
-        execution = backup_policy_obj.run_policy(self.context, self.policy,
-                                                 worker_api)
+        execution = backup_policy_obj.run_policy(
+            self.context, self.conf, self.policy, worker_api)
         stored = db_api.get_execution(self.context, execution.id)
         self.assertEqual(('PENDING', None),
                          (stored.status, stored.dispatched_at))
@@ -321,14 +321,15 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
         worker_api = _RecordingWorkerAPI()
         self.assertRaises(exception.PolicyNotFound,
                           backup_policy_obj.run_policy,
-                          self.context, self.policy, worker_api)
+                          self.context, self.conf, self.policy, worker_api)
         self.assertEqual([], db_api.list_executions(
             self.context, policy_id=self.policy.id))
         self.assertEqual([], worker_api.cast)
 
     def test_worker_faster_than_the_api_keeps_its_claim(self):
         execution = backup_policy_obj.run_policy(
-            self.context, self.policy, test_engine.ClaimingWorkerAPI())
+            self.context, self.conf, self.policy,
+            test_engine.ClaimingWorkerAPI())
         self.assertEqual(('RUNNING', 'fast-worker'),
                          (execution.status, execution.owner))
         self.assertIsNotNone(execution.dispatched_at)
@@ -353,8 +354,8 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
         self.addCleanup(runner.recorder.stop)
         rpc.register_local_endpoint(self.conf.worker.topic,
                                     worker_manager.WorkerManager(runner), 2)
-        execution = backup_policy_obj.run_policy(self.context, self.policy,
-                                                 rpcapi.WorkerAPI(self.conf))
+        execution = backup_policy_obj.run_policy(
+            self.context, self.conf, self.policy, rpcapi.WorkerAPI(self.conf))
         deadline = time.monotonic() + 30
         while execution.status in ('PENDING', 'DISPATCHED') \
                 or execution.dispatched_at is None:

@@ -36,6 +36,7 @@ from dbaas_scheduler import notifications
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests import notification_fixtures
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import recorder as recorder_module
@@ -116,6 +117,31 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         self.assertIsNotNone(done.finished_at)
         self.assertIsNone(done.lease_expires_at)
         self.assertEqual(0, self.poller.run_pass(self.context))
+
+    def test_finished_executions_notify(self):
+        recorder = self.useFixture(
+            notification_fixtures.Recorder(self.conf))
+        succeeding = self.add_execution(self.add_policy())
+        failing = self.add_execution(self.add_policy(
+            self.trove.add_instance(final_status='FAILED')))
+        self.runner.run(self.context, [succeeding.id, failing.id])
+        self.poller.run_pass(self.context)
+        self.assertEqual(
+            ['backup_execution.failed', 'backup_execution.succeeded',
+             'dbaas_scheduler.execution.failed',
+             'dbaas_scheduler.execution.succeeded'],
+            sorted(recorder.event_types()))
+        for message in recorder.messages():
+            notification_fixtures.assert_matches_sample(self, message)
+        [done] = recorder.messages('backup_execution.succeeded')
+        data = done['payload'][notification_fixtures.WRAPPER + 'data']
+        stored = self.execution(succeeding.id)
+        self.assertEqual(
+            (stored.id, 'SUCCEEDED', stored.backup_id, stored.policy_id),
+            (data['id'], data['status'], data['backup_id'],
+             data['policy_id']))
+        [legacy] = recorder.messages('dbaas_scheduler.execution.succeeded')
+        self.assertEqual(data, legacy['payload'])
 
     def test_the_same_message_twice_makes_one_backup(self):
         policy = self.add_policy()
