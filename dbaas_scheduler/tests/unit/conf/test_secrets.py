@@ -94,6 +94,10 @@ class TestSecrets(base.TestCase):
                 'username = dbaas\n'
                 'password = %(authtoken)s\n' % SECRETS)
         conf = cfg.ConfigOpts()
+        # An OptGroup object keeps the options registered in it: a group
+        # of our own, so that the Keystone plugin's options loaded below
+        # stay out of the module's group (and out of other tests).
+        conf.register_group(cfg.OptGroup('service_credentials'))
         config.parse_args(conf, ['--config-file', path],
                           default_config_files=[])
         # What the programs register as they start: the transports, the
