@@ -26,7 +26,9 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import base as backends_base
 from dbaas_scheduler.backends import loader
+from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import trusts as db_trusts
 from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
@@ -213,7 +215,8 @@ def create_policy(context, conf, values, now=None):
         return db_api.create_policy(context, values)
     except Exception:
         if owner['trust_id']:
-            keystone.delete_trust(conf, context, owner['trust_id'])
+            delete_trust(conf, context, owner['trust_id'],
+                         values.get('project_id'))
         raise
 
 
@@ -312,7 +315,7 @@ def update_policy(context, conf, policy, changes, now=None):
         return db_api.update_policy(context, policy.id, values)
     except Exception:
         if new_trust:
-            keystone.delete_trust(conf, context, new_trust)
+            delete_trust(conf, context, new_trust, policy.project_id)
         raise
 
 
@@ -341,11 +344,32 @@ def resume_policy(context, conf, policy, now=None):
         'paused_reason': None})
 
 
+def delete_trust(conf, context, trust_id, project_id):
+    """Delete a trust, or queue it for the engines to delete.
+
+    When Keystone cannot be asked now, the trust is recorded in the
+    ``trust_deletion`` queue; engines try again until Keystone confirms,
+    so that no trust outlives its policy for long.
+    """
+    reason = keystone.try_delete_trust(conf, context, trust_id)
+    if reason is None:
+        return True
+    try:
+        db_trusts.record(dbaas_context.get_admin_context(), trust_id,
+                         project_id, reason)
+        LOG.warning('Trust %s queued for deletion: the engines will try '
+                    'again until Keystone confirms', trust_id)
+    except Exception:
+        LOG.exception('Could not queue trust %s for deletion; delete it '
+                      'in Keystone by hand', trust_id)
+    return False
+
+
 def delete_policy(context, conf, policy):
     """Delete a policy and its trust; its executions stay as history."""
     db_api.delete_policy(context, policy.id)
     if policy.trust_id:
-        keystone.delete_trust(conf, context, policy.trust_id)
+        delete_trust(conf, context, policy.trust_id, policy.project_id)
 
 
 def run_policy(context, policy, worker_api, now=None):
