@@ -159,6 +159,16 @@ def delete_trust(conf, context, trust_id):
 
     The trustor's token can delete it; without one (another service asked
     over RPC) the service user tries, which Keystone allows to admins.
+    Returns True once Keystone confirmed, False if it could not be asked
+    (see :func:`try_delete_trust` for why).
+    """
+    return try_delete_trust(conf, context, trust_id) is None
+
+
+def try_delete_trust(conf, context, trust_id):
+    """Delete a trust: None once Keystone confirmed, else the reason why not.
+
+    As :func:`delete_trust`.
     """
     sessions = [service_session(conf)]
     if context.auth_token:
@@ -179,11 +189,11 @@ def delete_trust(conf, context, trust_id):
         pass
     except ks_exc.ClientException as exc:
         # The policy goes anyway; an unused trust grants nothing to anyone
-        # but the service user.
+        # but the service user.  The caller queues it for the engines.
         LOG.warning('Could not delete trust %s: %s', trust_id, _reason(exc))
-        return False
+        return _reason(exc)
     LOG.info('Deleted trust %s', trust_id)
-    return True
+    return None
 
 
 def service_credentials_work(conf):

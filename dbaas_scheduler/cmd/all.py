@@ -17,19 +17,17 @@ serves the REST API without authentication (``auth_strategy = noauth``)
 on 127.0.0.1; the database schema is created or upgraded at start.
 """
 
-import sys
-
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.engine import service as engine_service
-from dbaas_scheduler import exception
 from dbaas_scheduler import service
 from dbaas_scheduler.worker import service as worker_service
 
@@ -71,16 +69,26 @@ class AllInOneService(oslo_service.Service):
             part.reset()
 
 
+BINARY = 'dbaas-scheduler-all'
+
+
 def main(argv=None):
+    return common.run(BINARY, _main, argv)
+
+
+def _main(argv):
     dbaas_conf.register_opts(CONF)
     CONF.set_default('rpc_transport', 'none')
     CONF.set_default('auth_strategy', 'noauth')
-    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
-    try:
-        worker_service.check_configuration(CONF)
-    except exception.InvalidConfiguration as exc:
-        sys.exit('dbaas-scheduler-all: %s' % exc)
+    config.parse_args(CONF, argv)
+    worker_service.check_configuration(CONF)
+    # One all-in-one process per state directory: a second one would
+    # share its SQLite database and fight over its API port.
+    common.lock_state_directory(CONF, BINARY)
+    common.check_local_backend(CONF)
     db_api.configure(CONF)
+    common.check_database(CONF)
+    common.check_transport(CONF)
     before = migration.version()
     migration.upgrade()
     if before != migration.version():

@@ -11,11 +11,10 @@
 # under the License.
 """dbaas-scheduler-api: the REST API served by cheroot."""
 
-import sys
-
 from oslo_config import cfg
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import service
@@ -23,7 +22,16 @@ from dbaas_scheduler import service
 CONF = cfg.CONF
 
 
+BINARY = 'dbaas-scheduler-api'
+
+
 def main(argv=None):
-    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    return common.run(BINARY, _main, argv)
+
+
+def _main(argv):
+    config.parse_args(CONF, argv)
+    common.check_database(CONF, BINARY, schema=True)
+    common.check_transport(CONF)
     db_api.configure(CONF)
     return service.launch(CONF, api_service.APIService(CONF))

@@ -11,10 +11,9 @@
 # under the License.
 """dbaas-scheduler-engine: dispatches due backups to the workers."""
 
-import sys
-
 from oslo_config import cfg
 
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import service as engine_service
@@ -23,12 +22,22 @@ from dbaas_scheduler import service
 CONF = cfg.CONF
 
 
+BINARY = 'dbaas-scheduler-engine'
+
+
 def main(argv=None):
-    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    return common.run(BINARY, _main, argv)
+
+
+def _main(argv):
+    config.parse_args(CONF, argv)
     if CONF.rpc_transport == 'none':
-        sys.exit('dbaas-scheduler-engine casts executions to workers over '
-                 'oslo.messaging; rpc_transport = none only works in '
-                 'dbaas-scheduler-all, where engine and worker share a '
-                 'process.')
+        raise common.StartupRefused(reason=(
+            'dbaas-scheduler-engine casts executions to workers over '
+            'oslo.messaging; rpc_transport = none only works in '
+            'dbaas-scheduler-all, where engine and worker share a '
+            'process'))
+    common.check_database(CONF, BINARY, schema=True)
+    common.check_transport(CONF)
     db_api.configure(CONF)
     return service.launch(CONF, engine_service.EngineService(CONF))

@@ -17,6 +17,7 @@ from alembic import util as alembic_util
 from oslo_config import cfg
 import prettytable
 
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
@@ -196,8 +197,12 @@ command_opt = cfg.SubCommandOpt(
 
 
 def main(argv=None):
+    return common.run('dbaas-scheduler-manage', _main, argv)
+
+
+def _main(argv):
     CONF.register_cli_opt(command_opt)
-    config.parse_args(CONF, sys.argv[1:] if argv is None else argv,
-                      command_line=True)
+    config.parse_args(CONF, argv, command_line=True)
+    common.check_database(CONF)
     db_api.configure(CONF)
     return CONF.command.func(CONF)

@@ -11,15 +11,15 @@
 # under the License.
 """dbaas-scheduler-status: checks to run before and after an upgrade."""
 
-import sys
-
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
+from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
@@ -87,8 +87,17 @@ class Checks(upgradecheck.UpgradeCommands):
 
 
 def main(argv=None):
+    # 255, as oslo.upgradecheck: 1 and 2 are a check's warning and failure.
+    return common.run('dbaas-scheduler-status', _main, argv,
+                      error_status=255)
+
+
+def _main(argv):
     dbaas_conf.register_opts(CONF)
     policy_opts.set_defaults(CONF)
-    return upgradecheck.main(
-        CONF, project='dbaas-scheduler', upgrade_command=Checks(),
-        argv=sys.argv[1:] if argv is None else argv)
+    upgradecheck.register_cli_options(CONF, Checks())
+    config.parse_args(CONF, argv, command_line=True)
+    # A database that cannot be reached is one line, not a check's
+    # traceback.
+    common.check_database(CONF)
+    return upgradecheck.run(CONF)

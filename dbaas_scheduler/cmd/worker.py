@@ -11,29 +11,38 @@
 # under the License.
 """dbaas-scheduler-worker: takes dispatched executions to finished backups."""
 
-import sys
-
 from oslo_config import cfg
 
+from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler import exception
 from dbaas_scheduler import service
 from dbaas_scheduler.worker import service as worker_service
 
 CONF = cfg.CONF
 
 
+BINARY = 'dbaas-scheduler-worker'
+
+
 def main(argv=None):
-    config.parse_args(CONF, sys.argv[1:] if argv is None else argv)
+    return common.run(BINARY, _main, argv)
+
+
+def _main(argv):
+    config.parse_args(CONF, argv)
     if CONF.rpc_transport == 'none':
-        sys.exit('dbaas-scheduler-worker receives executions over '
-                 'oslo.messaging; rpc_transport = none only works in '
-                 'dbaas-scheduler-all, where engine and worker share a '
-                 'process.')
+        raise common.StartupRefused(reason=(
+            'dbaas-scheduler-worker receives executions over '
+            'oslo.messaging; rpc_transport = none only works in '
+            'dbaas-scheduler-all, where engine and worker share a '
+            'process'))
+    # What the configuration alone decides comes first (backends'
+    # timeouts against the lease: InvalidConfiguration).
+    worker_service.check_configuration(CONF)
+    common.check_database(CONF, BINARY, schema=True)
+    common.check_local_backend(CONF)
+    common.check_transport(CONF)
     db_api.configure(CONF)
-    try:
-        worker = worker_service.WorkerService(CONF)
-    except exception.InvalidConfiguration as exc:
-        sys.exit('dbaas-scheduler-worker: %s' % exc)
+    worker = worker_service.WorkerService(CONF)
     return service.launch(CONF, worker)

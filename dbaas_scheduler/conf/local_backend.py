@@ -25,6 +25,8 @@ local_backend_opts = [
         'instances',
         default={},
         mutable=True,
+        # The URLs may hold passwords: never in the option dump at start.
+        secret=True,
         help='Databases the local backend can back up, as '
              'name:database-URL pairs separated by commas, e.g. '
              'orders:postgresql://backup@db1/orders,'

@@ -44,7 +44,7 @@ def configure(conf):
     lives under ``state_path``, which may not exist yet).
     """
     options = dict(conf.database.items())
-    _ensure_sqlite_directory(options.get('connection'))
+    ensure_sqlite_directory(options.get('connection'))
     context_manager.configure(**options)
     context_manager.append_on_engine_create(_tune_sqlite)
     context_manager.append_on_engine_create(use_read_committed)
@@ -142,7 +142,7 @@ def _tune_mysql(engine):
     engine.dispose()
 
 
-def _ensure_sqlite_directory(connection):
+def ensure_sqlite_directory(connection):
     if not connection:
         return
     url = sa_url.make_url(connection)

@@ -196,6 +196,31 @@ class BackupReconciliation(Base):
         types.UTCDateTime)
 
 
+class TrustDeletion(Base):
+    """A Keystone trust still to delete: Keystone did not confirm it.
+
+    Recorded when deleting a policy (or undoing a creation) could not
+    delete the policy's trust; engines claim due rows with ``SKIP LOCKED``,
+    try again with the service user, and delete the row once Keystone
+    confirms (or answers that the trust is gone).
+    """
+
+    __tablename__ = 'trust_deletion'
+    __table_args__ = (
+        sa.Index('ix_trust_deletion_due_at', 'due_at'),
+    )
+
+    trust_id: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), primary_key=True)
+    project_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        types.UTCDateTime)
+    due_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        types.UTCDateTime)
+    attempts: orm.Mapped[int] = orm.mapped_column(sa.Integer, default=0)
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
 class Service(Base):
     """One running engine, worker or API process, for the cluster view.
 

@@ -27,6 +27,7 @@ from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler.engine import sweeps
 from dbaas_scheduler.engine import tick
+from dbaas_scheduler.engine import trusts
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
@@ -70,7 +71,8 @@ class EngineService(service.LoopingService):
             threads = 1
         ticks = [('tick-%d' % number, self.tick_once)
                  for number in range(threads)]
-        return ticks + [('sweep', self._sweep)]
+        return ticks + [('sweep', self._sweep),
+                        ('trusts', self._delete_trusts)]
 
     # One iteration of each loop; tests call these directly.
 
@@ -110,3 +112,7 @@ class EngineService(service.LoopingService):
     def _sweep(self, context):
         self.sweep_once(context)
         return self.conf.engine.sweep_interval
+
+    def _delete_trusts(self, context):
+        trusts.delete_pending(self.conf, context)
+        return trusts.INTERVAL

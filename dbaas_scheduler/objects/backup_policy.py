@@ -28,7 +28,9 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import base as backends_base
 from dbaas_scheduler.backends import loader
+from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import trusts as db_trusts
 from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
@@ -216,7 +218,8 @@ def create_policy(context, conf, values, now=None):
         created = db_api.create_policy(context, values)
     except Exception:
         if owner['trust_id']:
-            keystone.delete_trust(conf, context, owner['trust_id'])
+            delete_trust(conf, context, owner['trust_id'],
+                         values.get('project_id'))
         raise
     notifications.notify_policy(conf, context, 'create', created)
     return created
@@ -323,7 +326,7 @@ def _update_policy(context, conf, policy, changes, now):
         return db_api.update_policy(context, policy.id, values)
     except Exception:
         if new_trust:
-            keystone.delete_trust(conf, context, new_trust)
+            delete_trust(conf, context, new_trust, policy.project_id)
         raise
 
 
@@ -362,12 +365,33 @@ def resume_policy(context, conf, policy, now=None):
     return resumed
 
 
+def delete_trust(conf, context, trust_id, project_id):
+    """Delete a trust, or queue it for the engines to delete.
+
+    When Keystone cannot be asked now, the trust is recorded in the
+    ``trust_deletion`` queue; engines try again until Keystone confirms,
+    so that no trust outlives its policy for long.
+    """
+    reason = keystone.try_delete_trust(conf, context, trust_id)
+    if reason is None:
+        return True
+    try:
+        db_trusts.record(dbaas_context.get_admin_context(), trust_id,
+                         project_id, reason)
+        LOG.warning('Trust %s queued for deletion: the engines will try '
+                    'again until Keystone confirms', trust_id)
+    except Exception:
+        LOG.exception('Could not queue trust %s for deletion; delete it '
+                      'in Keystone by hand', trust_id)
+    return False
+
+
 def delete_policy(context, conf, policy):
     """Delete a policy and its trust; its executions stay as history."""
     db_api.delete_policy(context, policy.id)
     notifications.notify_policy(conf, context, 'delete', policy)
     if policy.trust_id:
-        keystone.delete_trust(conf, context, policy.trust_id)
+        delete_trust(conf, context, policy.trust_id, policy.project_id)
 
 
 def run_policy(context, conf, policy, worker_api, now=None):

@@ -18,6 +18,7 @@ Trove that, like Trove's keystonemiddleware, asks Keystone whether each
 token is valid and refuses (401) a token of another project than the URL's.
 """
 
+import datetime
 import socket
 import threading
 
@@ -34,6 +35,8 @@ from dbaas_scheduler.backends import loader
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import trusts as db_trusts
+from dbaas_scheduler.engine import trusts as engine_trusts
 from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
@@ -418,6 +421,42 @@ class TestTrusts(_KeystoneTestCase):
         stored = self.stored_policy(created['id'])
         backup_policy_obj.delete_policy(self.context, self.conf, stored)
         self.assertIsNone(self.keystone.get_trust(stored.trust_id))
+
+    def test_a_trust_left_behind_is_deleted_once_keystone_is_back(self):
+        created = self.create_policy(self.keystone.alice)
+        stored = self.stored_policy(created['id'])
+        self.flags(group=service_credentials.GROUP,
+                   auth_url=closed_port_url())
+        # The service user's session (and token) is made anew.
+        keystone.reset()
+        # Without a token (dbaas-scheduler-manage, RPC): only the service
+        # user could delete it, and its Keystone is away.
+        backup_policy_obj.delete_policy(self.context, self.conf, stored)
+        self.assertIsNotNone(self.keystone.get_trust(stored.trust_id))
+        [pending] = db_trusts.list_pending(self.context)
+        self.assertEqual((stored.trust_id, stored.project_id, 0),
+                         (pending.trust_id, pending.project_id,
+                          pending.attempts))
+        self.assertIn('Unable to establish connection', pending.last_error)
+        # An engine's pass while Keystone is still away: tried again later.
+        self.assertEqual((0, 1), engine_trusts.delete_pending(
+            self.conf, self.context))
+        [pending] = db_trusts.list_pending(self.context)
+        self.assertEqual(1, pending.attempts)
+        self.assertGreater(pending.due_at, timeutils.utcnow(True))
+        self.assertEqual((0, 0), engine_trusts.delete_pending(
+            self.conf, self.context))
+        # Keystone is back; the next attempt is due at the latest
+        # RETRY_MAX seconds later, and deletes the trust.
+        self.flags(group=service_credentials.GROUP,
+                   auth_url=self.keystone.auth_url)
+        keystone.reset()
+        later = timeutils.utcnow(True) + datetime.timedelta(
+            seconds=engine_trusts.RETRY_MAX + 1)
+        self.assertEqual((1, 0), engine_trusts.delete_pending(
+            self.conf, self.context, now=later))
+        self.assertIsNone(self.keystone.get_trust(stored.trust_id))
+        self.assertEqual([], db_trusts.list_pending(self.context))
 
     def test_another_member_deleting_the_policy_deletes_the_trust(self):
         # Keystone lets only the trustor (or an admin) delete a trust;

@@ -1,0 +1,284 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What every program does before it runs, and with an operator's mistake.
+
+:func:`run` calls a program's real ``main`` and turns the mistakes an
+operator makes -- a configuration file that does not exist, a database
+that refuses the password or does not answer, a broker that refuses the
+vhost, a state or backup directory that cannot be written, a second
+all-in-one process on the same state directory -- into one line on
+standard error and a non-zero exit status.  With ``--debug`` the
+traceback comes first.
+
+The ``check_*`` functions run in the launcher's process, before it forks:
+a mistake found there stops the program once, instead of the launcher
+restarting a child that fails the same way forever.
+"""
+
+import fcntl
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+import kombu
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+import oslo_messaging as messaging
+import sqlalchemy as sa
+from sqlalchemy.engine import url as sa_url
+
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import migration
+from dbaas_scheduler import exception
+
+LOG = logging.getLogger(__name__)
+
+# Attempts to reach an unreachable message broker at start, and the wait
+# before the first retry (doubled after each attempt): about 15 seconds.
+BROKER_ATTEMPTS = 4
+BROKER_FIRST_WAIT = 1.0
+BROKER_CONNECT_TIMEOUT = 5
+
+LOCK_FILE = 'dbaas-scheduler-all.lock'
+
+# Kept open (and locked) for as long as the process lives.
+_LOCK = None
+
+
+class StartupRefused(exception.DbaasSchedulerException):
+    """An operator's mistake found at start: the program does not run."""
+
+    msg_fmt = '%(reason)s'
+
+
+def _debug_requested(argv):
+    try:
+        if cfg.CONF.debug:
+            return True
+    except (cfg.NoSuchOptError, cfg.Error, AttributeError):
+        pass
+    return '--debug' in argv or '-d' in argv
+
+
+def _reason(exc):
+    """One line that tells what went wrong with ``exc``."""
+    if isinstance(exc, sa.exc.DBAPIError) and exc.orig is not None:
+        exc = exc.orig
+    elif isinstance(exc, db_exc.DBError) and exc.inner_exception:
+        return _reason(exc.inner_exception)
+    text = ' '.join(line.strip() for line in str(exc).splitlines()
+                    if line.strip())
+    return text or type(exc).__name__
+
+
+def masked_url(url):
+    """``url`` with its password replaced by ``***``."""
+    try:
+        return sa_url.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        try:
+            parsed = messaging.TransportURL.parse(cfg.CONF, url)
+            for host in parsed.hosts:
+                if host.password:
+                    host.password = '***'
+            return str(parsed)
+        except Exception:
+            return '<unparseable URL>'
+
+
+def _describe(exc):
+    """The one line for an operator's mistake, or None for anything else."""
+    if isinstance(exc, cfg.ConfigFilesNotFoundError):
+        return 'configuration file not found: %s' % ', '.join(
+            exc.config_files)
+    if isinstance(exc, (cfg.Error, exception.DbaasSchedulerException)):
+        return _reason(exc)
+    if isinstance(exc, (db_exc.DBConnectionError, sa.exc.OperationalError,
+                        sa.exc.InterfaceError)):
+        return 'cannot use the database %s: %s' % (
+            masked_url(cfg.CONF.database.connection), _reason(exc))
+    return None
+
+
+def run(program, main, argv=None, error_status=1):
+    """Run ``main(argv)``; an operator's mistake ends in one line.
+
+    Returns what ``main`` returns, or ``error_status`` after writing
+    ``<program>: <what to fix>`` on standard error (after the traceback,
+    with ``--debug``).  Anything else -- a bug -- raises as usual.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return main(argv)
+    except Exception as exc:
+        line = _describe(exc)
+        if line is None:
+            raise
+        if _debug_requested(argv):
+            traceback.print_exc()
+        print('%s: %s' % (program, line), file=sys.stderr)
+        return error_status
+
+
+def check_database(conf, program=None, schema=False):
+    """Connect to ``[database] connection`` once, or refuse to start.
+
+    With ``program``, the option must have been set: only
+    dbaas-scheduler-all may use the embedded SQLite default.  With
+    ``schema``, the database must also have a schema.
+    """
+    if program is not None:
+        location = conf.get_location('connection', group='database')
+        if location.location in (cfg.Locations.opt_default,
+                                 cfg.Locations.set_default):
+            raise StartupRefused(reason=(
+                '[database] connection is not set: %s needs the database '
+                'every dbaas-scheduler process shares (only '
+                'dbaas-scheduler-all has an embedded SQLite default)'
+                % program))
+    url = conf.database.connection
+    try:
+        db_api.ensure_sqlite_directory(url)
+    except OSError as exc:
+        raise StartupRefused(reason='cannot create the directory of the '
+                                    'database %s: %s'
+                                    % (masked_url(url), exc.strerror or exc))
+    try:
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    except Exception as exc:
+        raise StartupRefused(reason='[database] connection %s is not a '
+                                    'usable database URL: %s'
+                                    % (masked_url(url), _reason(exc)))
+    try:
+        if schema and migration.version(engine) is None:
+            raise StartupRefused(reason=(
+                'the database %s has no schema: run "dbaas-scheduler-manage '
+                'db upgrade" first' % masked_url(url)))
+        with engine.connect() as connection:
+            connection.execute(sa.text('SELECT 1'))
+    except sa.exc.DBAPIError as exc:
+        raise StartupRefused(reason='cannot connect to the database %s: %s'
+                                    % (masked_url(url), _reason(exc)))
+    finally:
+        engine.dispose()
+
+
+def check_writable_directory(path, what):
+    """Create ``path`` if needed and write a file into it, or refuse."""
+    path = os.path.abspath(os.path.expanduser(path))
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise StartupRefused(reason='%s %s is not a writable directory: %s'
+                                    % (what, path, exc.strerror or exc))
+    return path
+
+
+def check_local_backend(conf):
+    """The local backend's backup directory, when it has instances."""
+    if conf.local_backend.instances:
+        check_writable_directory(conf.local_backend.backup_dir,
+                                 '[local_backend] backup_dir')
+
+
+def check_transport(conf, attempts=BROKER_ATTEMPTS,
+                    first_wait=BROKER_FIRST_WAIT):
+    """Log in to the message broker once, or refuse to start.
+
+    Refused credentials or vhost end the program at once: retrying does
+    not fix them.  An unreachable broker is tried ``attempts`` times with
+    a doubling wait, one warning per failed attempt.
+    """
+    if conf.rpc_transport != 'oslo':
+        return
+    # Registers oslo.messaging's options (transport_url); connects nothing.
+    messaging.get_rpc_transport(conf).cleanup()
+    url = messaging.TransportURL.parse(conf, conf.transport_url)
+    shown = masked_url(conf.transport_url)
+    if url.transport not in ('rabbit', 'amqp', 'kombu'):
+        return
+    hosts = url.hosts or [messaging.TransportHost()]
+    ssl = conf.oslo_messaging_rabbit.ssl
+    wait = first_wait
+    for attempt in range(1, attempts + 1):
+        try:
+            for host in hosts:
+                with kombu.Connection(
+                        hostname=host.hostname or 'localhost',
+                        port=host.port or 5672,
+                        userid=host.username or 'guest',
+                        password=host.password or 'guest',
+                        virtual_host=url.virtual_host or '/',
+                        ssl=ssl,
+                        connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
+                    connection.connect()
+            return
+        except Exception as exc:
+            if _refused(exc):
+                raise StartupRefused(reason=(
+                    'the message broker %s refused to log in (check the '
+                    'user, password and vhost of transport_url): %s'
+                    % (shown, _reason(exc))))
+            failure = exc
+        if attempt == attempts:
+            break
+        LOG.warning('Message broker %s unreachable (attempt %d of %d), '
+                    'retrying in %.1f s: %s', shown, attempt, attempts, wait,
+                    _reason(failure))
+        time.sleep(wait)
+        wait *= 2
+    raise StartupRefused(reason='the message broker %s is unreachable after '
+                                '%d attempts: %s'
+                                % (shown, attempts, _reason(failure)))
+
+
+def _refused(exc):
+    # amqp's AccessRefused (403: login, vhost permissions) and NotAllowed
+    # (530: no such vhost), however kombu wraps them.
+    while exc is not None:
+        if type(exc).__name__ in ('AccessRefused', 'NotAllowed'):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def lock_state_directory(conf, program):
+    """Take ``<state_path>/dbaas-scheduler-all.lock``, or refuse to start.
+
+    The lock is held by this process (and its children) until it exits;
+    the file holds the pid of the process that took it, to name it.
+    """
+    global _LOCK
+    state_path = check_writable_directory(conf.state_path, 'state_path')
+    path = os.path.join(state_path, LOCK_FILE)
+    stream = open(path, 'a+')
+    try:
+        fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        stream.seek(0)
+        holder = stream.read().strip() or 'unknown'
+        stream.close()
+        raise StartupRefused(reason=(
+            'another %s (pid %s) is running on the state directory %s (it '
+            'holds %s): stop it, or give this one another state_path'
+            % (program, holder, state_path, path)))
+    stream.seek(0)
+    stream.truncate()
+    stream.write('%d\n' % os.getpid())
+    stream.flush()
+    _LOCK = stream
+    return path
