@@ -11,19 +11,23 @@
 # under the License.
 """dbaas-scheduler-manage: database administration from the command line."""
 
+import datetime
 import sys
 
 from alembic import util as alembic_util
 from oslo_config import cfg
+from oslo_utils import timeutils
 import prettytable
 
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import migration
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler import schedule
 
 CONF = cfg.CONF
 
@@ -120,6 +124,50 @@ class ExecutionCommands:
               e.backup_id, e.fault or e.status_reason) for e in rows]))
         return 0
 
+    def purge(self, conf):
+        args = conf.command
+        if args.before is not None:
+            try:
+                before = schedule.parse_time(args.before, '--before')
+            except exception.Invalid as exc:
+                print(exc, file=sys.stderr)
+                return 1
+        else:
+            before = (timeutils.utcnow(True)
+                      - datetime.timedelta(days=args.older_than))
+        verb = 'Would delete' if args.dry_run else 'Deleted'
+
+        def on_batch(rows):
+            if args.verbose:
+                for row in rows:
+                    print('%s execution %s of policy %s (%s, scheduled '
+                          '%s)' % (verb, row.id, row.policy_id, row.status,
+                                   _when(row.scheduled_at)))
+
+        result = housekeeping.purge_executions(
+            dbaas_context.get_admin_context(), before,
+            batch_size=args.batch_size, dry_run=args.dry_run,
+            on_batch=on_batch)
+        print('%s %d of %d finished executions that finished before %s '
+              '(%d batches; longest delete transaction %.3f s).' % (
+                  verb, result.deleted, result.scanned, _when(before),
+                  result.batches, result.longest_batch))
+        print(_table(['Status', 'Executions ' + verb.lower()],
+                     sorted(result.deleted_by_status.items())))
+        print(_table(['Kept because', 'Executions'],
+                     [(_KEPT_REASONS[reason], count)
+                      for reason, count in result.kept.items()]))
+        return 0
+
+
+# The reasons housekeeping.purge_executions keeps an old execution.
+_KEPT_REASONS = {
+    'newest': 'newest execution of its policy',
+    'last_execution': "its policy's last_execution_id",
+    'kept_backup': 'its backup is still kept',
+    'deletion_record': 'records the deletion of a kept execution\'s backup',
+}
+
 
 def _add_policy_parsers(subparsers):
     commands = PolicyCommands()
@@ -168,6 +216,34 @@ def _add_execution_parsers(subparsers):
     listing.add_argument('--limit', type=int, default=50,
                          help='Show the newest N (default 50).')
     listing.set_defaults(func=commands.list)
+
+    purge = actions.add_parser(
+        'purge', help='Delete old finished executions, a batch at a time. '
+                      'The newest execution of each policy, its '
+                      'last_execution_id, and executions whose backup is '
+                      'still kept stay.')
+    when = purge.add_mutually_exclusive_group(required=True)
+    when.add_argument('--before', metavar='TIME',
+                      help='Delete executions finished before this ISO '
+                           '8601 time (UTC without an offset).')
+    when.add_argument('--older-than', type=_positive, metavar='DAYS',
+                      help='Delete executions finished more than DAYS '
+                           'days ago.')
+    purge.add_argument('--dry-run', action='store_true',
+                       help='Only say what would be deleted.')
+    purge.add_argument('--batch-size', type=_positive, default=1000,
+                       help='Executions per batch, each deleted in a '
+                            'transaction of its own (default 1000).')
+    purge.add_argument('--verbose', action='store_true',
+                       help='Print every execution deleted.')
+    purge.set_defaults(func=commands.purge)
+
+
+def _positive(value):
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
 
 
 def add_command_parsers(subparsers):

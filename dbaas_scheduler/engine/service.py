@@ -18,10 +18,13 @@ transaction commits or rolls back, and what it committed is cast before
 the process exits.
 """
 
+import datetime
+
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler import dispatch
 from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
@@ -36,6 +39,9 @@ LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-engine'
 
+# Seconds between two batches of one pass of the automatic expiry.
+EXPIRY_BATCH_PAUSE = 1.0
+
 
 class EngineService(service.LoopingService):
     """Dispatches due backups; any number of engines may run at once."""
@@ -47,6 +53,8 @@ class EngineService(service.LoopingService):
         self.worker_api = None
         # Paces the sweeps' casts from one pass to the next.
         self.recast_limiter = sweeps.limiter_from_conf(conf)
+        # Where the automatic expiry's pass goes on from.
+        self.expiry_marker = None
 
     @property
     def topic(self):
@@ -72,7 +80,8 @@ class EngineService(service.LoopingService):
         ticks = [('tick-%d' % number, self.tick_once)
                  for number in range(threads)]
         return ticks + [('sweep', self._sweep),
-                        ('trusts', self._delete_trusts)]
+                        ('trusts', self._delete_trusts),
+                        ('expiry', self.expire_once)]
 
     # One iteration of each loop; tests call these directly.
 
@@ -116,3 +125,27 @@ class EngineService(service.LoopingService):
     def _delete_trusts(self, context):
         trusts.delete_pending(self.conf, context)
         return trusts.INTERVAL
+
+    def expire_once(self, context):
+        """One batch of the automatic expiry; return the seconds to sleep.
+
+        Off (and re-read every pass, so SIGHUP can turn it on) while
+        ``[engine] execution_retention_days`` is 0.
+        """
+        days = self.conf.engine.execution_retention_days
+        interval = self.conf.engine.execution_purge_interval
+        if not days:
+            self.expiry_marker = None
+            return interval
+        before = timeutils.utcnow(True) - datetime.timedelta(days=days)
+        result = housekeeping.purge_executions(
+            context, before,
+            batch_size=self.conf.engine.execution_purge_batch_size,
+            marker=self.expiry_marker, max_batches=1)
+        if result.deleted:
+            LOG.info('Expiry: %d executions finished before %s deleted '
+                     '(%d old ones kept)', result.deleted,
+                     before.isoformat(timespec='seconds'),
+                     result.scanned - result.deleted)
+        self.expiry_marker = result.marker
+        return interval if result.complete else EXPIRY_BATCH_PAUSE
