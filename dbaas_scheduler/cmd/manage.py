@@ -52,6 +52,18 @@ class DbCommands:
                                                         after))
         return 0
 
+    def stamp(self, conf):
+        revision = conf.command.revision
+        before = migration.version()
+        try:
+            migration.stamp(revision)
+        except alembic_util.CommandError as exc:
+            print('Cannot stamp %r: %s' % (revision, exc), file=sys.stderr)
+            return 1
+        print('Database stamped %s (was %s); the schema was not changed.'
+              % (migration.version(), before or '<empty>'))
+        return 0
+
     def version(self, conf):
         print(migration.version()
               or '<empty: run "dbaas-scheduler-manage db upgrade">')
@@ -254,13 +266,24 @@ def add_command_parsers(subparsers):
         'db', help='Create or upgrade the database schema, show its version.')
     db_commands = db_parser.add_subparsers(dest='db_command', required=True)
 
-    upgrade = db_commands.add_parser(
-        'upgrade', help='Upgrade the schema (to the newest revision unless '
-                        '--revision is given).')
-    upgrade.add_argument('--revision', default='head',
-                         help='Alembic revision to upgrade to; default: '
-                              'head.')
-    upgrade.set_defaults(func=db.upgrade)
+    for name, extra in (('upgrade', ''),
+                        ('sync', ' The same as "db upgrade", by the name '
+                                 'other OpenStack services use.')):
+        upgrade = db_commands.add_parser(
+            name, help='Upgrade the schema (to the newest revision unless '
+                       '--revision is given).' + extra)
+        upgrade.add_argument('--revision', default='head',
+                             help='Alembic revision to upgrade to; '
+                                  'default: head.')
+        upgrade.set_defaults(func=db.upgrade)
+
+    stamp = db_commands.add_parser(
+        'stamp', help='Record a revision as the schema\'s without changing '
+                      'the schema: for a database whose schema was made or '
+                      'repaired by hand. A wrong revision makes the next '
+                      'upgrade fail or skip changes.')
+    stamp.add_argument('revision', help='Alembic revision, or "head".')
+    stamp.set_defaults(func=db.stamp)
 
     show = db_commands.add_parser(
         'version', help='Print the schema revision of the database.')

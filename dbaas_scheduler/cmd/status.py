@@ -48,11 +48,22 @@ class Checks(upgradecheck.UpgradeCommands):
                 upgradecheck.Code.FAILURE,
                 'The database has no schema. Run "dbaas-scheduler-manage db '
                 'upgrade".')
+        if current != head and migration.is_behind(current):
+            # What a deployment tool sees when it checks with the new code
+            # before migrating (kolla-ansible goes on at 0 or 1): the
+            # expected state, with what to do next.
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                'The database schema is at revision %s, behind the %s this '
+                'code needs. Run "dbaas-scheduler-manage db sync" before '
+                'starting the services of this release.' % (current, head))
         if current != head:
             return upgradecheck.Result(
                 upgradecheck.Code.FAILURE,
-                'The database schema is at revision %s; this code needs %s. '
-                'Run "dbaas-scheduler-manage db upgrade".' % (current, head))
+                'The database schema is at revision %s, which this code '
+                'does not know (it needs %s): a newer release upgraded it, '
+                'or it is not a dbaas-scheduler database. Run the '
+                'release that made it.' % (current, head))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
     def _check_services(self):

@@ -38,6 +38,16 @@ def upgrade(revision='head', engine=None):
         alembic_command.upgrade(_alembic_config(connection), revision)
 
 
+def stamp(revision, engine=None):
+    """Record ``revision`` as the schema's revision, changing nothing else.
+
+    For a database whose schema was made or repaired by other means.
+    """
+    engine = engine or db_api.get_engine()
+    with engine.begin() as connection:
+        alembic_command.stamp(_alembic_config(connection), revision)
+
+
 def version(engine=None):
     """The revision the database is at, or None if it has no schema."""
     engine = engine or db_api.get_engine()
@@ -50,3 +60,20 @@ def head():
     """The newest revision this code knows."""
     scripts = alembic_script.ScriptDirectory.from_config(_alembic_config())
     return scripts.get_current_head()
+
+
+def is_behind(revision):
+    """True if ``revision`` is a known revision older than the head.
+
+    False for the head itself and for a revision this code does not know
+    (a newer release's, or no revision of this project at all).
+    """
+    scripts = alembic_script.ScriptDirectory.from_config(_alembic_config())
+    current_head = scripts.get_current_head()
+    if revision is None or revision == current_head:
+        return False
+    try:
+        return any(script.revision == revision for script in
+                   scripts.iterate_revisions(current_head, 'base'))
+    except Exception:
+        return False
