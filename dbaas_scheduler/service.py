@@ -22,13 +22,25 @@ fails -- the database or the broker is away -- is logged and tried again
 after an exponential backoff with jitter (tenacity); a loop only ends when
 the service stops.  Stopping first stops the RPC servers (no new work),
 then lets the iteration in flight of every loop finish.
+
+Every program that runs services (-api, -engine, -worker, -all) writes a
+Guru Meditation Report (oslo.reports: threads, configuration, versions)
+on ``SIGUSR2``, the launcher's process and every child alike, to stderr
+or to a file in ``[oslo_reports] log_dir``; a child also writes one when
+the file of ``[oslo_reports] file_event_handler`` changes.  The launcher
+(cotyledon) leaves ``SIGUSR2`` alone, whose default action would end the
+process.
 """
 
+import os
+import signal
 import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_reports import guru_meditation_report as gmr
+from oslo_reports import opts as gmr_opts
 from oslo_service import service as oslo_service
 import tenacity
 
@@ -36,6 +48,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import servicegroup
+from dbaas_scheduler import version
 
 LOG = logging.getLogger(__name__)
 
@@ -44,12 +57,55 @@ BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30
 
 
+# The process whose Guru Meditation Reports are set up (one set-up per
+# process, however many services it runs).
+_reports_pid = None
+
+
+def setup_reports(conf, name):
+    """Write a Guru Meditation Report on SIGUSR2 (and on a file change).
+
+    Once per process.  The launcher calls it before it forks: the handler
+    of SIGUSR2, which only the main thread can set, is inherited by every
+    child it forks (cotyledon's children leave SIGUSR2 alone, and without
+    a handler its default action ends the process).  A child calls it
+    again when its service starts (in a thread of its own), to watch the
+    file of ``[oslo_reports] file_event_handler``: the watcher is a
+    thread, which a fork does not copy, and a report is about the child.
+    """
+    global _reports_pid
+    if _reports_pid == os.getpid():
+        return
+    _reports_pid = os.getpid()
+    gmr_opts.set_defaults(conf)
+    if threading.current_thread() is threading.main_thread():
+        # setup_autorun with a file to watch would set up only the
+        # watcher: the signal, always, first.
+        gmr.TextGuruMeditation.setup_autorun(
+            version.version_info, service_name=name,
+            log_dir=conf.oslo_reports.log_dir, signum=signal.SIGUSR2)
+        return
+    if conf.oslo_reports.file_event_handler:
+        try:
+            gmr.TextGuruMeditation.setup_autorun(
+                version.version_info, service_name=name, conf=conf,
+                setup_signal=False)
+        except OSError as exc:
+            # A missing trigger file must not stop the service.
+            LOG.error('No Guru Meditation Report on changes of '
+                      '[oslo_reports] file_event_handler %s: %s',
+                      conf.oslo_reports.file_event_handler, exc)
+
+
 def launch(conf, service):
     """Run ``service`` under oslo.service's launcher until it stops.
 
     SIGHUP re-reads the configuration files into ``conf`` (``mutate``);
-    the services read it as they go.
+    the services read it as they go.  SIGUSR2 writes a Guru Meditation
+    Report of the process it is sent to (:func:`setup_reports`).
     """
+    # The launcher's own process, before it forks.
+    setup_reports(conf, getattr(service, 'binary', None) or 'dbaas-scheduler')
     launcher = oslo_service.launch(conf, service, restart_method='mutate')
     return launcher.wait()
 
@@ -140,6 +196,7 @@ class Service(oslo_service.Service):
 
     def start(self):
         super().start()
+        setup_reports(self.conf, self.binary)
         self.registration = servicegroup.ServiceRegistration(
             self.conf, dbaas_context.get_admin_context(), self.binary,
             self.topic)

@@ -44,6 +44,8 @@ class AllInOneService(oslo_service.Service):
     it, and the API last; they stop the other way round.
     """
 
+    binary = 'dbaas-scheduler-all'
+
     def __init__(self, conf):
         super().__init__()
         self.parts = [worker_service.WorkerService(conf),
