@@ -13,8 +13,9 @@
 
 Fills a database of its own with ``--executions`` finished executions
 (``--per-policy`` of each policy, spread over a year: 90 % successes whose
-backups retention deletes seven successes later, 8 % failures, 2 % skipped
-slots), then runs what ``dbaas-scheduler-manage execution purge
+backups retention deletes seven successes later -- but for one policy in
+ten, which has no retention rule and keeps them all --, 8 % failures, 2 %
+skipped slots), then runs what ``dbaas-scheduler-manage execution purge
 --older-than DAYS`` runs and prints executions deleted per second and the
 longest delete transaction (the longest lock a batch holds)::
 
@@ -77,7 +78,12 @@ def seed(db, executions, per_policy, now):
     step = datetime.timedelta(days=365) / per_policy
     policy_rows = []
     rows = []
+    columns = tuple('`trigger`' if db.backend == 'mysql' and name == 'trigger'
+                    else name for name in EXECUTION_COLUMNS)
     for number in range(policies):
+        # One policy in ten has no retention rule: it keeps every backup,
+        # and so every successful execution.
+        keep_last = None if number % 10 == 0 else KEEP_LAST
         policy_id = str(uuid.uuid4())
         instance_id = 'instance-%d' % number
         project_id = 'project-%d' % (number % 100)
@@ -92,7 +98,7 @@ def seed(db, executions, per_policy, now):
             if status == 'SUCCEEDED':
                 backup_id = str(uuid.uuid4())
                 successes.append(backup_id)
-                if len(successes) > KEEP_LAST:
+                if keep_last and len(successes) > keep_last:
                     deleted = json.dumps([{
                         'id': successes[-KEEP_LAST - 1],
                         'created_at': when.isoformat()}])
@@ -103,12 +109,12 @@ def seed(db, executions, per_policy, now):
                          _text(when + datetime.timedelta(minutes=10))))
         policy_rows.append((policy_id, 'bench-%d' % number, project_id,
                             instance_id, 'trove', 'cron', '0 * * * *',
-                            'UTC', True, 'skip', KEEP_LAST, _text(now),
+                            'UTC', True, 'skip', keep_last, _text(now),
                             _text(now + step), last))
         if len(rows) >= 200000:
-            db.copy('backup_execution', EXECUTION_COLUMNS, rows)
+            db.copy('backup_execution', columns, rows)
             rows = []
-    db.copy('backup_execution', EXECUTION_COLUMNS, rows)
+    db.copy('backup_execution', columns, rows)
     db.copy('backup_policy', POLICY_COLUMNS, policy_rows)
     return policies * per_policy
 
