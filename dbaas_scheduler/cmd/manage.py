@@ -161,9 +161,11 @@ class ExecutionCommands:
             batch_size=args.batch_size, dry_run=args.dry_run,
             on_batch=on_batch)
         print('%s %d of %d finished executions that finished before %s '
-              '(%d batches; longest delete transaction %.3f s).' % (
+              '(%d batches%s).' % (
                   verb, result.deleted, result.scanned, _when(before),
-                  result.batches, result.longest_batch))
+                  result.batches, '' if args.dry_run else
+                  '; longest delete transaction %.3f s'
+                  % result.longest_batch))
         print(_table(['Status', 'Executions ' + verb.lower()],
                      sorted(result.deleted_by_status.items())))
         print(_table(['Kept because', 'Executions'],
