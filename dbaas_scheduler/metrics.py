@@ -78,7 +78,10 @@ class ClusterCollector(prom_registry.Collector):
                 snapshot = db_metrics.collect(
                     dbaas_context.get_admin_context(), now, now - window,
                     sorted(self.conf.metrics.lateness_buckets),
-                    self.conf.service_down_time, reach)
+                    self.conf.service_down_time, reach,
+                    longest_streak=max(self.conf.metrics.failure_streaks),
+                    lookback=datetime.timedelta(
+                        days=self.conf.metrics.failure_lookback_days))
             except Exception:
                 LOG.exception('Metrics: reading the database failed')
                 snapshot = None
@@ -194,6 +197,17 @@ class ClusterCollector(prom_registry.Collector):
                 + [('+Inf', lateness.count)],
                 gsum_value=lateness.total)
             yield family
+
+        failing = core.GaugeMetricFamily(
+            PREFIX + 'policies_failing',
+            'Policies whose newest runs (SUCCEEDED or FAILED) have all '
+            'failed, at least as many in a row as the label consecutive '
+            '([metrics] failure_streaks).', labels=['consecutive'])
+        for length in sorted(set(self.conf.metrics.failure_streaks)):
+            failing.add_metric([str(length)], sum(
+                count for streak, count in snap.failure_streaks.items()
+                if streak >= length))
+        yield failing
 
         strays = core.GaugeMetricFamily(
             PREFIX + 'stray_backups_deleted',

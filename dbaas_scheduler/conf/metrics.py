@@ -64,6 +64,24 @@ metrics_opts = [
              'histograms (dispatch and backup start after the scheduled '
              'time). Default: 1, 5, 15, 30, 60, 120, 300, 600, 1800, '
              '3600. Each bucket is one more sum in the query.'),
+    cfg.ListOpt(
+        'failure_streaks',
+        item_type=types.Integer(min=1, max=100),
+        default=[1, 3],
+        help='Lengths of the runs of consecutive failures the metric '
+             'dbaas_scheduler_policies_failing counts policies for: a '
+             'policy counts for each length its newest runs (SUCCEEDED or '
+             'FAILED, SKIPPED ones aside) have all failed. Default: 1, 3. '
+             'Only policies whose newest execution failed are looked at.'),
+    cfg.IntOpt(
+        'failure_lookback_days',
+        default=30,
+        min=1,
+        max=366,
+        help='Days of history read to measure a failing policy\'s streak '
+             'of failures. Default: 30. A policy that runs less often than '
+             'the longest failure_streaks in this many days never reaches '
+             'it.'),
 ]
 
 

@@ -82,6 +82,7 @@ class Snapshot(typing.NamedTuple):
     strays_deleted: dict      # reason -> backups deleted, in window
     reconciliations_due: int
     services: dict            # (binary, up) -> count
+    failure_streaks: dict     # streak length (capped) -> policies
 
 
 class _Seconds(expression.FunctionElement):
@@ -109,8 +110,10 @@ def _seconds_mysql(element, compiler, **kw):
 
 @compiler.compiles(_Seconds, 'sqlite')
 def _seconds_sqlite(element, compiler, **kw):
+    # julianday() is a double: rounded to the millisecond, one second is
+    # one second.
     start, end = list(element.clauses)
-    return '((julianday(%s) - julianday(%s)) * 86400.0)' % (
+    return 'ROUND((julianday(%s) - julianday(%s)) * 86400.0, 3)' % (
         compiler.process(end, **kw), compiler.process(start, **kw))
 
 
@@ -169,16 +172,52 @@ def _strays_deleted(session, now, since, reach):
     return totals
 
 
+def _failure_streaks(session, longest, lookback_since):
+    """{streak length: policies} for policies whose newest run failed.
+
+    A streak is the number of the newest runs (SUCCEEDED or FAILED,
+    scheduled since ``lookback_since``) that all failed, counted up to
+    ``longest``.  Only the policies whose ``last_execution_id`` names a
+    FAILED execution are ranked, so a healthy cluster reads a few rows;
+    the ranking follows the unique index on (policy_id, scheduled_at).
+    """
+    last = _EXECUTION.alias('last_execution')
+    failing = (sa.select(_POLICY.c.id)
+               .join(last, last.c.id == _POLICY.c.last_execution_id)
+               .where(last.c.status == enums.ExecutionStatus.FAILED))
+    rank = sa.func.row_number().over(
+        partition_by=_EXECUTION.c.policy_id,
+        order_by=_EXECUTION.c.scheduled_at.desc()).label('rank')
+    ranked = (sa.select(_EXECUTION.c.policy_id, _EXECUTION.c.status, rank)
+              .where(_EXECUTION.c.policy_id.in_(failing),
+                     _EXECUTION.c.scheduled_at >= lookback_since,
+                     _EXECUTION.c.status.in_(
+                         (enums.ExecutionStatus.SUCCEEDED,
+                          enums.ExecutionStatus.FAILED)))
+              .subquery())
+    first_success = sa.func.min(sa.case(
+        (ranked.c.status != enums.ExecutionStatus.FAILED, ranked.c.rank)))
+    streak = sa.func.coalesce(first_success - 1, sa.func.count())
+    per_policy = (sa.select(streak.label('streak'))
+                  .where(ranked.c.rank <= longest)
+                  .group_by(ranked.c.policy_id).subquery())
+    return dict(session.execute(
+        sa.select(per_policy.c.streak, sa.func.count())
+        .group_by(per_policy.c.streak)).all())
+
+
 @context_manager.reader
 def collect(context, now, since, buckets, service_down_time,
-            reconcile_reach):
+            reconcile_reach, longest_streak=1,
+            lookback=datetime.timedelta(days=30)):
     """Read every figure of the metrics endpoint; a :class:`Snapshot`.
 
     ``since`` starts the window of the history figures, ``buckets`` are
     the upper bounds of the lateness histograms, ``service_down_time``
     the heartbeat age after which a process counts as down and
     ``reconcile_reach`` how long after its execution finished a stray
-    backup may be deleted.
+    backup may be deleted; failure streaks are counted up to
+    ``longest_streak`` runs over the ``lookback`` before ``now``.
     """
     session = context.session
     policies = dict(session.execute(
@@ -200,12 +239,22 @@ def collect(context, now, since, buckets, service_down_time,
         .where(_EXECUTION.c.finished_at >= since,
                _EXECUTION.c.status.in_(enums.ExecutionStatus.FINISHED))
         .group_by(_EXECUTION.c.status, reason))}
-    lateness = session.execute(
-        sa.select(*_lateness_columns(_EXECUTION.c.dispatched_at, buckets),
-                  *_lateness_columns(_EXECUTION.c.started_at, buckets))
-        .where(_EXECUTION.c.scheduled_at >= since,
-               _EXECUTION.c.trigger == enums.ExecutionTrigger.SCHEDULE)
-    ).one()
+    # Lateness: the scheduled runs finished in the window (by the index on
+    # finished_at) and those in flight (by the index on status).
+    columns = (_lateness_columns(_EXECUTION.c.dispatched_at, buckets)
+               + _lateness_columns(_EXECUTION.c.started_at, buckets))
+    scheduled = _EXECUTION.c.trigger == enums.ExecutionTrigger.SCHEDULE
+    lateness = [
+        sum(values) for values in zip(
+            session.execute(sa.select(*columns).where(
+                _EXECUTION.c.finished_at >= since,
+                _EXECUTION.c.status.in_(enums.ExecutionStatus.FINISHED),
+                scheduled)).one(),
+            session.execute(sa.select(*columns).where(
+                _EXECUTION.c.status.in_(
+                    (enums.ExecutionStatus.DISPATCHED,
+                     enums.ExecutionStatus.RUNNING)),
+                scheduled)).one())]
     reconciliations_due = session.execute(
         sa.select(sa.func.count()).select_from(_RECONCILIATION)
         .where(_RECONCILIATION.c.due_at <= now)).scalar()
@@ -223,4 +272,6 @@ def collect(context, now, since, buckets, service_down_time,
         dispatch_lateness=_lateness(lateness, 0, buckets),
         start_lateness=_lateness(lateness, len(buckets) + 2, buckets),
         strays_deleted=_strays_deleted(session, now, since, reconcile_reach),
-        reconciliations_due=reconciliations_due, services=services)
+        reconciliations_due=reconciliations_due, services=services,
+        failure_streaks={int(key): value for key, value in _failure_streaks(
+            session, longest_streak, now - lookback).items()})

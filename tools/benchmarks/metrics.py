@@ -56,6 +56,12 @@ POLICY_COLUMNS = (
     'next_execution_time')
 
 
+def _columns(db):
+    # trigger is a reserved word of MariaDB/MySQL.
+    return tuple('`trigger`' if db.backend == 'mysql' and name == 'trigger'
+                 else name for name in EXECUTION_COLUMNS)
+
+
 def _text(naive_utc):
     return naive_utc.strftime('%Y-%m-%d %H:%M:%S.%f')
 
@@ -119,12 +125,12 @@ def seed(db, count, days, due_every, now):
                 _text(started) if started else None,
                 _text(finished) if finished else None, fault))
         if len(executions) >= 100000:
-            db.copy('backup_execution', EXECUTION_COLUMNS, executions)
+            db.copy('backup_execution', _columns(db), executions)
             seeded += len(executions)
             executions = []
             _progress('  %d executions' % seeded)
     db.copy('backup_policy', POLICY_COLUMNS, policies)
-    db.copy('backup_execution', EXECUTION_COLUMNS, executions)
+    db.copy('backup_execution', _columns(db), executions)
     return seeded + len(executions)
 
 

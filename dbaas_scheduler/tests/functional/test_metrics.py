@@ -91,22 +91,28 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         with self.engine.begin() as connection:
             connection.execute(table.insert().values(**values))
 
-    def policy(self, enabled=True, next_time=None):
+    def policy(self, enabled=True, next_time=None, last_execution_id=None):
+        policy_id = uuidutils.generate_uuid()
         self.insert(models.BackupPolicy.__table__,
-                    id=uuidutils.generate_uuid(), name='p',
+                    id=policy_id, name='p',
+                    last_execution_id=last_execution_id,
                     project_id='project-a', instance_id='instance-a',
                     schedule_type='cron', schedule='0 * * * *',
                     timezone='UTC', enabled=enabled,
                     next_execution_time=next_time,
                     created_at=self.now)
+        return policy_id
 
     def execution(self, status, scheduled_ago, dispatched=None,
                   started=None, finished_ago=None, trigger='schedule',
-                  reason=None, fault=None, deleted_backups=None):
+                  reason=None, fault=None, deleted_backups=None,
+                  policy_id=None, execution_id=None):
         scheduled_at = self.now - scheduled_ago
         self.insert(
-            models.BackupExecution.__table__, id=uuidutils.generate_uuid(),
-            policy_id=uuidutils.generate_uuid(), project_id='project-a',
+            models.BackupExecution.__table__,
+            id=execution_id or uuidutils.generate_uuid(),
+            policy_id=policy_id or uuidutils.generate_uuid(),
+            project_id='project-a',
             instance_id='instance-a', scheduled_at=scheduled_at,
             trigger=trigger, status=status, status_reason=reason,
             fault=fault, attempts=1, created_at=scheduled_at,
@@ -269,6 +275,54 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
                                   state='down'))
         self.assertEqual(0, value('services', binary='dbaas-scheduler-api',
                                   state='up'))
+
+    def test_policies_failing_in_a_row(self):
+        self.flags(group='metrics', failure_streaks=[1, 3, 5])
+        day = 24 * 60 * MINUTE
+
+        def history(*statuses):
+            # Oldest first, one a day, the newest yesterday; the policy
+            # names the newest as its last execution.
+            policy_id = uuidutils.generate_uuid()
+            ids = [uuidutils.generate_uuid() for _ in statuses]
+            for age, (status, execution_id) in enumerate(
+                    reversed(list(zip(statuses, ids))), 1):
+                self.execution(
+                    status, age * day, SECOND, SECOND, age * day - MINUTE,
+                    fault='boom' if status == 'FAILED' else None,
+                    reason='missed' if status == 'SKIPPED' else None,
+                    policy_id=policy_id, execution_id=execution_id)
+            self.insert(models.BackupPolicy.__table__, id=policy_id,
+                        name='p', project_id='project-a',
+                        instance_id='instance-a', schedule_type='cron',
+                        schedule='0 * * * *', timezone='UTC',
+                        enabled=True, next_execution_time=self.now + day,
+                        last_execution_id=ids[-1], created_at=self.now)
+
+        # Three in a row; a missed slot between them does not break it.
+        history('SUCCEEDED', 'FAILED', 'FAILED', 'SKIPPED', 'FAILED')
+        history('FAILED', 'FAILED', 'SUCCEEDED', 'FAILED')   # one
+        history('FAILED', 'FAILED', 'FAILED', 'SUCCEEDED')   # none
+        history('FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED')
+        # Older than failure_lookback_days: not counted.
+        self.flags(group='metrics', failure_lookback_days=4)
+        samples = self.scrape()
+
+        def failing(consecutive):
+            return samples[('dbaas_scheduler_policies_failing',
+                            (('consecutive', str(consecutive)),))]
+
+        # Four days reach the runs of one to three days ago (the fourth is
+        # a moment too old by the time of the scrape): the first policy
+        # has two failures in reach, the last three, the second one.
+        self.assertEqual(3, failing(1))
+        self.assertEqual(1, failing(3))
+        self.assertEqual(0, failing(5))
+        self.flags(group='metrics', failure_lookback_days=30)
+        samples = self.scrape()
+        self.assertEqual(3, failing(1))
+        self.assertEqual(2, failing(3))
+        self.assertEqual(1, failing(5))
 
     def test_only_get_and_head(self):
         status, content_type, body = self._get(method='HEAD')
