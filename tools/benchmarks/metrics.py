@@ -13,8 +13,9 @@
 
 Seeds ``--policies`` policies (one in ``--due-every`` due and unclaimed,
 the rest due later) and ``--days`` days of daily history for each (one
-execution per policy and day: mostly SUCCEEDED, some FAILED, missed and
-coalesced; the newest day partly RUNNING), then serves the API with
+execution per policy and day: mostly SUCCEEDED, 2% FAILED (the newest
+run of 2% of the policies, whose streak of failures is then ranked),
+missed and coalesced; the newest day partly RUNNING), then serves the API with
 ``[metrics] enabled`` in this process (cheroot, noauth, ``cache_time``
 0 so that every scrape reads the database) and scrapes it ``--scrapes``
 times over HTTP.  Prints the response times (median, 95th percentile,
@@ -53,7 +54,7 @@ EXECUTION_COLUMNS = (
 POLICY_COLUMNS = (
     'id', 'name', 'project_id', 'instance_id', 'backend', 'schedule_type',
     'schedule', 'timezone', 'enabled', 'overlap_policy', 'created_at',
-    'next_execution_time')
+    'next_execution_time', 'last_execution_id')
 
 
 def _columns(db):
@@ -92,12 +93,15 @@ def seed(db, count, days, due_every, now):
             slot -= datetime.timedelta(days=1)
         due = (now - (number % 600) * second if number % due_every == 0
                else slot + datetime.timedelta(days=1))
+        # The newest execution is the policy's last one.
+        ids = [str(uuid.uuid4()) for _ in range(days)]
         policies.append((policy_id, 'bench-%d' % number,
                          'project-%d' % (number % 100),
                          'instance-%d' % number, 'trove', 'cron',
                          '%d %d * * *' % (offset.seconds // 60 % 60,
                                           offset.seconds // 3600),
-                         'UTC', True, 'skip', created, _text(due)))
+                         'UTC', True, 'skip', created, _text(due),
+                         ids[0] if ids else None))
         for day in range(days):
             scheduled = slot - datetime.timedelta(days=day)
             kind = (number + day) % 50
@@ -118,7 +122,7 @@ def seed(db, count, days, due_every, now):
             if finished > now:
                 status, finished = 'RUNNING', None
             executions.append((
-                str(uuid.uuid4()), policy_id, 'project-%d' % (number % 100),
+                ids[day], policy_id, 'project-%d' % (number % 100),
                 'instance-%d' % number, _text(scheduled), 'schedule',
                 status, reason, 1, _text(scheduled),
                 _text(dispatched) if dispatched else None,

@@ -18,6 +18,8 @@ compared with what the rows say.
 """
 
 import datetime
+import os
+import re
 import socket
 import threading
 import urllib.error
@@ -28,6 +30,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from prometheus_client import parser
 import sqlalchemy as sa
+import yaml
 
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
@@ -38,6 +41,8 @@ from dbaas_scheduler.tests.functional import db_fixtures
 MINUTE = datetime.timedelta(minutes=1)
 SECOND = datetime.timedelta(seconds=1)
 BUCKETS = [1.0, 5.0, 60.0, 300.0]
+ALERTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc',
+                      'source', 'admin', 'alerts.yaml')
 
 
 def _free_port():
@@ -349,6 +354,16 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
 class TestMetricsSQLite(_MetricsEndpoint, base.TestCase):
     DRIVER = 'sqlite'
+
+    def test_example_alerts_name_what_is_served(self):
+        with open(ALERTS) as stream:
+            rules = yaml.safe_load(stream)['groups'][0]['rules']
+        self.assertGreaterEqual(len(rules), 8)
+        served = {name for name, _ in self.scrape()}
+        for rule in rules:
+            names = set(re.findall(r'dbaas_scheduler_\w+', rule['expr']))
+            self.assertTrue(names, rule['alert'])
+            self.assertEqual(set(), names - served, rule['alert'])
 
 
 class TestMetricsMySQL(_MetricsEndpoint, base.TestCase):
