@@ -172,38 +172,52 @@ def _strays_deleted(session, now, since, reach):
     return totals
 
 
+# Policies ranked per statement: each is a range of the unique index on
+# (policy_id, scheduled_at).
+_STREAK_CHUNK = 500
+
+
 def _failure_streaks(session, longest, lookback_since):
     """{streak length: policies} for policies whose newest run failed.
 
     A streak is the number of the newest runs (SUCCEEDED or FAILED,
     scheduled since ``lookback_since``) that all failed, counted up to
-    ``longest``.  Only the policies whose ``last_execution_id`` names a
-    FAILED execution are ranked, so a healthy cluster reads a few rows;
-    the ranking follows the unique index on (policy_id, scheduled_at).
+    ``longest``.  The policies whose ``last_execution_id`` names a FAILED
+    execution are read first; only their history is ranked, by the
+    unique index on (policy_id, scheduled_at), a chunk at a time -- an
+    ``IN`` over a subquery lets MariaDB scan the whole history instead.
     """
     last = _EXECUTION.alias('last_execution')
-    failing = (sa.select(_POLICY.c.id)
-               .join(last, last.c.id == _POLICY.c.last_execution_id)
-               .where(last.c.status == enums.ExecutionStatus.FAILED))
-    rank = sa.func.row_number().over(
-        partition_by=_EXECUTION.c.policy_id,
-        order_by=_EXECUTION.c.scheduled_at.desc()).label('rank')
-    ranked = (sa.select(_EXECUTION.c.policy_id, _EXECUTION.c.status, rank)
-              .where(_EXECUTION.c.policy_id.in_(failing),
-                     _EXECUTION.c.scheduled_at >= lookback_since,
-                     _EXECUTION.c.status.in_(
-                         (enums.ExecutionStatus.SUCCEEDED,
-                          enums.ExecutionStatus.FAILED)))
-              .subquery())
-    first_success = sa.func.min(sa.case(
-        (ranked.c.status != enums.ExecutionStatus.FAILED, ranked.c.rank)))
-    streak = sa.func.coalesce(first_success - 1, sa.func.count())
-    per_policy = (sa.select(streak.label('streak'))
-                  .where(ranked.c.rank <= longest)
-                  .group_by(ranked.c.policy_id).subquery())
-    return dict(session.execute(
-        sa.select(per_policy.c.streak, sa.func.count())
-        .group_by(per_policy.c.streak)).all())
+    failing = list(session.execute(
+        sa.select(_POLICY.c.id)
+        .join(last, last.c.id == _POLICY.c.last_execution_id)
+        .where(last.c.status == enums.ExecutionStatus.FAILED)).scalars())
+    totals = {}
+    for start in range(0, len(failing), _STREAK_CHUNK):
+        rank = sa.func.row_number().over(
+            partition_by=_EXECUTION.c.policy_id,
+            order_by=_EXECUTION.c.scheduled_at.desc()).label('rank')
+        ranked = (sa.select(_EXECUTION.c.policy_id, _EXECUTION.c.status,
+                            rank)
+                  .where(_EXECUTION.c.policy_id.in_(
+                      failing[start:start + _STREAK_CHUNK]),
+                      _EXECUTION.c.scheduled_at >= lookback_since,
+                      _EXECUTION.c.status.in_(
+                          (enums.ExecutionStatus.SUCCEEDED,
+                           enums.ExecutionStatus.FAILED)))
+                  .subquery())
+        first_success = sa.func.min(sa.case(
+            (ranked.c.status != enums.ExecutionStatus.FAILED,
+             ranked.c.rank)))
+        streak = sa.func.coalesce(first_success - 1, sa.func.count())
+        per_policy = (sa.select(streak.label('streak'))
+                      .where(ranked.c.rank <= longest)
+                      .group_by(ranked.c.policy_id).subquery())
+        for length, count in session.execute(
+                sa.select(per_policy.c.streak, sa.func.count())
+                .group_by(per_policy.c.streak)):
+            totals[int(length)] = totals.get(int(length), 0) + count
+    return totals
 
 
 @context_manager.reader
@@ -273,5 +287,5 @@ def collect(context, now, since, buckets, service_down_time,
         start_lateness=_lateness(lateness, len(buckets) + 2, buckets),
         strays_deleted=_strays_deleted(session, now, since, reconcile_reach),
         reconciliations_due=reconciliations_due, services=services,
-        failure_streaks={int(key): value for key, value in _failure_streaks(
-            session, longest_streak, now - lookback).items()})
+        failure_streaks=_failure_streaks(session, longest_streak,
+                                         now - lookback))

@@ -185,26 +185,37 @@ def main():
     parser.add_argument('--scrapes', type=int, default=20)
     parser.add_argument('--keep', action='store_true',
                         help='Keep the database afterwards.')
+    parser.add_argument('--reuse', action='store_true',
+                        help='Scrape the database a --keep run left, '
+                             'without seeding it again.')
     args = parser.parse_args()
 
     db = database.Database(args.database, args.database_name,
                            admin_url=args.admin_url)
-    db.create()
+    if args.reuse:
+        db.connect()
+    else:
+        db.create()
     workdir = tempfile.mkdtemp(prefix='dbaas-bench-metrics-')
     config_file = os.path.join(workdir, 'dbaas-scheduler.conf')
     common.write_config(config_file, {
         'database': {'connection': db.url_string}})
     try:
-        common.upgrade_schema(config_file)
-        now = datetime.datetime.now(datetime.timezone.utc).replace(
-            tzinfo=None)
-        _progress('Seeding %d policies, %d days of history'
-                  % (args.policies, args.days))
-        started = time.monotonic()
-        executions = seed(db, args.policies, args.days, args.due_every, now)
-        db.vacuum('backup_policy', 'backup_execution')
-        _progress('Seeded %d executions in %.0f s'
-                  % (executions, time.monotonic() - started))
+        if args.reuse:
+            executions = db.scalar('SELECT count(*) FROM backup_execution')
+            args.policies = db.scalar('SELECT count(*) FROM backup_policy')
+        else:
+            common.upgrade_schema(config_file)
+            now = datetime.datetime.now(datetime.timezone.utc).replace(
+                tzinfo=None)
+            _progress('Seeding %d policies, %d days of history'
+                      % (args.policies, args.days))
+            started = time.monotonic()
+            executions = seed(db, args.policies, args.days,
+                              args.due_every, now)
+            db.vacuum('backup_policy', 'backup_execution')
+            _progress('Seeded %d executions in %.0f s'
+                      % (executions, time.monotonic() - started))
         port = _free_port()
         server = serve(db.url_string, port)
         try:
@@ -230,7 +241,9 @@ def main():
         print('  database queries per scrape: median %.3f s, max %.3f s'
               % (statistics.median(queries), queries[-1]))
     finally:
-        if not args.keep:
+        if args.keep or args.reuse:
+            db.dispose()
+        else:
             db.drop()
     return 0
 

@@ -26,6 +26,7 @@ import urllib.error
 import urllib.request
 
 from cheroot import wsgi as cheroot_wsgi
+import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from prometheus_client import parser
@@ -283,6 +284,9 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
     def test_policies_failing_in_a_row(self):
         self.flags(group='metrics', failure_streaks=[1, 3, 5])
+        # Ranked two policies to a statement: the chunks add up.
+        self.useFixture(fixtures.MockPatch(
+            'dbaas_scheduler.db.metrics._STREAK_CHUNK', 2))
         day = 24 * 60 * MINUTE
 
         def history(*statuses):
