@@ -183,15 +183,25 @@ def _failure_streaks(session, longest, lookback_since):
     A streak is the number of the newest runs (SUCCEEDED or FAILED,
     scheduled since ``lookback_since``) that all failed, counted up to
     ``longest``.  The policies whose ``last_execution_id`` names a FAILED
-    execution are read first; only their history is ranked, by the
+    execution that finished since ``lookback_since`` are read first; only
+    their history is ranked, by the
     unique index on (policy_id, scheduled_at), a chunk at a time -- an
     ``IN`` over a subquery lets MariaDB scan the whole history instead.
     """
-    last = _EXECUTION.alias('last_execution')
+    # From the FAILED executions (the index on status) to their policy
+    # (by primary key), not from every policy to its last execution: the
+    # cost follows the failures, not the number of policies.  MariaDB
+    # would start from the policies; STRAIGHT_JOIN keeps the order.
+    policy = _POLICY.alias('policy')
     failing = list(session.execute(
-        sa.select(_POLICY.c.id)
-        .join(last, last.c.id == _POLICY.c.last_execution_id)
-        .where(last.c.status == enums.ExecutionStatus.FAILED)).scalars())
+        sa.select(_EXECUTION.c.policy_id)
+        .prefix_with('STRAIGHT_JOIN', dialect='mysql')
+        .select_from(_EXECUTION)
+        .join(policy, sa.and_(policy.c.id == _EXECUTION.c.policy_id,
+                              policy.c.last_execution_id
+                              == _EXECUTION.c.id))
+        .where(_EXECUTION.c.status == enums.ExecutionStatus.FAILED,
+               _EXECUTION.c.finished_at >= lookback_since)).scalars())
     totals = {}
     for start in range(0, len(failing), _STREAK_CHUNK):
         rank = sa.func.row_number().over(
