@@ -79,7 +79,8 @@ class ClusterCollector(prom_registry.Collector):
                     dbaas_context.get_admin_context(), now, now - window,
                     sorted(self.conf.metrics.lateness_buckets),
                     self.conf.service_down_time, reach,
-                    longest_streak=max(self.conf.metrics.failure_streaks),
+                    longest_streak=max(self.conf.metrics.failure_streaks,
+                                       default=0),
                     lookback=datetime.timedelta(
                         days=self.conf.metrics.failure_lookback_days))
             except Exception:

@@ -72,7 +72,8 @@ metrics_opts = [
              'dbaas_scheduler_policies_failing counts policies for: a '
              'policy counts for each length its newest runs (SUCCEEDED or '
              'FAILED, SKIPPED ones aside) have all failed. Default: 1, 3. '
-             'Only policies whose newest execution failed are looked at.'),
+             'Only policies whose newest execution failed are looked at; '
+             'an empty list turns the metric and its queries off.'),
     cfg.IntOpt(
         'failure_lookback_days',
         default=30,

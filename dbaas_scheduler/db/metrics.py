@@ -182,16 +182,18 @@ def _failure_streaks(session, longest, lookback_since):
 
     A streak is the number of the newest runs (SUCCEEDED or FAILED,
     scheduled since ``lookback_since``) that all failed, counted up to
-    ``longest``.  The policies whose ``last_execution_id`` names a FAILED
-    execution that finished since ``lookback_since`` are read first; only
-    their history is ranked, by the
-    unique index on (policy_id, scheduled_at), a chunk at a time -- an
-    ``IN`` over a subquery lets MariaDB scan the whole history instead.
+    ``longest`` (0: nothing is read).  The policies whose
+    ``last_execution_id`` names a FAILED execution that finished since
+    ``lookback_since`` are read first; only their history is ranked, by
+    the unique index on (policy_id, scheduled_at), a chunk at a time --
+    an ``IN`` over a subquery lets MariaDB scan the whole history instead.
     """
     # From the FAILED executions (the index on status) to their policy
     # (by primary key), not from every policy to its last execution: the
     # cost follows the failures, not the number of policies.  MariaDB
     # would start from the policies; STRAIGHT_JOIN keeps the order.
+    if not longest:
+        return {}
     policy = _POLICY.alias('policy')
     failing = list(session.execute(
         sa.select(_EXECUTION.c.policy_id)

@@ -332,6 +332,10 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         self.assertEqual(3, failing(1))
         self.assertEqual(2, failing(3))
         self.assertEqual(1, failing(5))
+        # Turned off.
+        self.flags(group='metrics', failure_streaks=[])
+        self.assertFalse([key for key in self.scrape()
+                          if key[0] == 'dbaas_scheduler_policies_failing'])
 
     def test_only_get_and_head(self):
         status, content_type, body = self._get(method='HEAD')
