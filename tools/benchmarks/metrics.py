@@ -138,7 +138,7 @@ def seed(db, count, days, due_every, now):
     return seeded + len(executions)
 
 
-def serve(url, port):
+def serve(url, port, options=()):
     conf = cfg.ConfigOpts()
     dbaas_conf.register_opts(conf)
     conf([], project='dbaas-scheduler', default_config_files=[])
@@ -147,6 +147,10 @@ def serve(url, port):
     conf.set_override('rpc_transport', 'none')
     conf.set_override('enabled', True, group='metrics')
     conf.set_override('cache_time', 0, group='metrics')
+    for option in options:
+        name, _, value = option.partition('=')
+        group, _, name = name.rpartition('.')
+        conf.set_override(name, value, group=group or 'metrics')
     db_api.configure(conf)
     policy.get_enforcer(conf)
     server = cheroot_wsgi.Server(('127.0.0.1', port), deploy.deploy(conf),
@@ -185,6 +189,10 @@ def main():
     parser.add_argument('--scrapes', type=int, default=20)
     parser.add_argument('--keep', action='store_true',
                         help='Keep the database afterwards.')
+    parser.add_argument('--set', action='append', default=[],
+                        metavar='[GROUP.]NAME=VALUE',
+                        help='An option of the API (group metrics unless '
+                             'named), e.g. failure_streaks= (repeatable).')
     parser.add_argument('--reuse', action='store_true',
                         help='Scrape the database a --keep run left, '
                              'without seeding it again.')
@@ -217,7 +225,7 @@ def main():
             _progress('Seeded %d executions in %.0f s'
                       % (executions, time.monotonic() - started))
         port = _free_port()
-        server = serve(db.url_string, port)
+        server = serve(db.url_string, port, args.set)
         try:
             scrape(port)  # warm: connections, plans, caches
             times, queries = [], []
