@@ -17,7 +17,9 @@ scheme and host behind a proxy), RequestId, CORS (when
 exception below it into a JSON error (once more inside authentication).
 Then ``/healthcheck`` (oslo.middleware's Healthcheck, with its
 ``[healthcheck]`` options, for GET and HEAD), the version document at
-``/`` and the OpenAPI document at ``/v1/openapi.json`` are served without
+``/``, the OpenAPI document at ``/v1/openapi.json`` and, when
+``[metrics] enabled``, the cluster's Prometheus metrics at ``[metrics]
+path`` (:mod:`dbaas_scheduler.metrics`) are served without
 authentication; everything else meets authentication (keystonemiddleware
 auth_token, or noauth), the RequestContext and the handlers.
 """
@@ -29,6 +31,7 @@ from dbaas_scheduler.api import auth
 from dbaas_scheduler.api import fault
 from dbaas_scheduler.api import handler
 from dbaas_scheduler.api import openapi
+from dbaas_scheduler import metrics
 
 
 def deploy(conf):
@@ -45,9 +48,12 @@ def deploy(conf):
     health = handler.MethodFilter(
         healthcheck.Healthcheck(None, {'oslo_config_config': conf}),
         ('GET', 'HEAD'))
-    application = auth.PublicPaths(application, {
-        '': handlers, '/': handlers, '/healthcheck': health,
-        openapi.OPENAPI_PATH: handlers})
+    public = {'': handlers, '/': handlers, '/healthcheck': health,
+              openapi.OPENAPI_PATH: handlers}
+    if conf.metrics.enabled:
+        public[conf.metrics.path] = handler.MethodFilter(
+            metrics.make_app(conf), ('GET', 'HEAD'))
+    application = auth.PublicPaths(application, public)
     application = fault.FaultWrapper(application)
     if conf.cors.allowed_origin:
         application = oslo_middleware.CORS(application, conf)

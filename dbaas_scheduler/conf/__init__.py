@@ -24,6 +24,7 @@ from dbaas_scheduler.conf import database
 from dbaas_scheduler.conf import default
 from dbaas_scheduler.conf import engine
 from dbaas_scheduler.conf import local_backend
+from dbaas_scheduler.conf import metrics
 from dbaas_scheduler.conf import notifications
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler.conf import trove
@@ -33,7 +34,7 @@ from dbaas_scheduler.conf import worker
 # Every module that declares an option group, in sample-config order.
 OPTION_MODULES = (default, database, api, engine, worker, trove,
                   local_backend, service_credentials, upgrade_levels,
-                  notifications)
+                  notifications, metrics)
 
 
 def register_opts(conf):

@@ -38,7 +38,7 @@ ALLOWED = {
     # never one another.
     'api': {'objects', 'db', 'dispatch', 'rpc', 'rpcapi', 'schedule',
             'service', 'servicegroup', 'keystone', 'backends',
-            'notifications'},
+            'notifications', 'metrics'},
     'engine': {'objects', 'db', 'dispatch', 'rpc', 'rpcapi', 'schedule',
                'service', 'servicegroup', 'keystone', 'backends',
                'notifications'},
@@ -50,6 +50,8 @@ ALLOWED = {
     # Service scaffolding and what the layers above share.
     'service': {'rpc', 'rpcapi', 'servicegroup'},
     'dispatch': {'db'},
+    # The cluster's Prometheus metrics, read from the database.
+    'metrics': {'db'},
     'servicegroup': {'db'},
     'notifications': set(),
     'backends': {'keystone'},

@@ -1,0 +1,272 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Prometheus metrics of the whole cluster, read from the database.
+
+One endpoint for the cluster rather than one per process: what an
+operator alerts on -- backups late, slots missed, policies failing, a
+backlog, no live engine -- is recorded in the database by whichever
+engine or worker process did the work, and a process (a worker child the
+launcher forks, one of several engines) sees only its own share.
+:class:`ClusterCollector` runs a few bounded aggregate queries
+(:mod:`dbaas_scheduler.db.metrics`) when Prometheus scrapes, at most once
+per ``[metrics] cache_time``, and turns them into metric families; the
+API serves them (:func:`make_app`) at ``[metrics] path``.
+
+Figures of recent history (executions finished, lateness) cover the last
+``[metrics] window`` seconds and are gauges: counts in a table that the
+history purge shrinks could not be counters.
+"""
+
+import datetime
+import threading
+import time
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+from prometheus_client import core
+from prometheus_client import exposition
+from prometheus_client import registry as prom_registry
+
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import metrics as db_metrics
+from dbaas_scheduler import enums
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = 'dbaas_scheduler_'
+# The binaries of the service table, always reported (0 when none lives).
+BINARIES = ('dbaas-scheduler-engine', 'dbaas-scheduler-worker',
+            'dbaas-scheduler-api')
+
+
+def _seconds(value):
+    return value.total_seconds() if value is not None else 0.0
+
+
+class ClusterCollector(prom_registry.Collector):
+    """Metric families of the cluster, from the database, on each scrape."""
+
+    def __init__(self, conf, clock=None):
+        self.conf = conf
+        self.clock = clock or (lambda: timeutils.utcnow(True))
+        self._lock = threading.Lock()
+        self._cached = None
+        self._cached_at = None
+
+    def _snapshot(self):
+        """(snapshot or None, seconds the queries took, when)."""
+        with self._lock:
+            cache_time = self.conf.metrics.cache_time
+            if (self._cached is not None and cache_time
+                    and time.monotonic() - self._cached_at < cache_time):
+                return self._cached
+            now = self.clock()
+            window = datetime.timedelta(seconds=self.conf.metrics.window)
+            reach = datetime.timedelta(
+                seconds=self.conf.worker.reconcile_window)
+            started = time.monotonic()
+            try:
+                snapshot = db_metrics.collect(
+                    dbaas_context.get_admin_context(), now, now - window,
+                    sorted(self.conf.metrics.lateness_buckets),
+                    self.conf.service_down_time, reach,
+                    longest_streak=max(self.conf.metrics.failure_streaks,
+                                       default=0),
+                    lookback=datetime.timedelta(
+                        days=self.conf.metrics.failure_lookback_days))
+            except Exception:
+                LOG.exception('Metrics: reading the database failed')
+                snapshot = None
+            self._cached = (snapshot, time.monotonic() - started, now)
+            self._cached_at = time.monotonic()
+            return self._cached
+
+    def describe(self):
+        # Registering must not query the database.
+        return []
+
+    def collect(self):
+        snapshot, took, now = self._snapshot()
+        up = core.GaugeMetricFamily(
+            PREFIX + 'database_up',
+            'Whether the last read of the database for these metrics '
+            'succeeded (1) or failed (0, and no other figure is given).')
+        up.add_metric([], 0 if snapshot is None else 1)
+        yield up
+        duration = core.GaugeMetricFamily(
+            PREFIX + 'metrics_query_seconds',
+            'Seconds the database queries of these metrics took.')
+        duration.add_metric([], took)
+        yield duration
+        if snapshot is not None:
+            yield from self._families(snapshot, now)
+
+    def _families(self, snap, now):
+        window = self.conf.metrics.window
+        policies = core.GaugeMetricFamily(
+            PREFIX + 'policies', 'Backup policies, by whether they are '
+            'enabled (paused, finished and errored ones are not).',
+            labels=['enabled'])
+        for enabled in (True, False):
+            policies.add_metric([str(enabled).lower()],
+                                snap.policies.get(enabled, 0))
+        yield policies
+
+        backlog = core.GaugeMetricFamily(
+            PREFIX + 'backlog_policies',
+            'Enabled policies whose next run time has come and that no '
+            'engine tick has claimed yet.')
+        backlog.add_metric([], snap.backlog)
+        yield backlog
+        oldest = core.GaugeMetricFamily(
+            PREFIX + 'backlog_oldest_seconds',
+            'Seconds since the earliest due time of an unclaimed policy '
+            '(0 without a backlog): how far behind the engines are.')
+        oldest.add_metric([], max(0.0, _seconds(
+            now - snap.backlog_oldest if snap.backlog_oldest else None)))
+        yield oldest
+
+        in_flight = core.GaugeMetricFamily(
+            PREFIX + 'executions_in_flight',
+            'Executions not finished: PENDING and DISPATCHED wait for a '
+            'worker, RUNNING are held by one.', labels=['status'])
+        waiting_age = core.GaugeMetricFamily(
+            PREFIX + 'executions_oldest_seconds',
+            'Age of the oldest unfinished execution of each status (0 '
+            'when there is none).', labels=['status'])
+        for status in (enums.ExecutionStatus.WAITING
+                       + (enums.ExecutionStatus.RUNNING,)):
+            count, created_at = snap.in_flight.get(status, (0, None))
+            in_flight.add_metric([status], count)
+            waiting_age.add_metric([status], max(0.0, _seconds(
+                now - created_at if created_at else None)))
+        yield in_flight
+        yield waiting_age
+
+        finished = core.GaugeMetricFamily(
+            PREFIX + 'executions_finished',
+            'Executions that finished in the last [metrics] window seconds '
+            '(label window), by final status and reason class.',
+            labels=['status', 'reason', 'window'])
+        for (status, reason), count in sorted(snap.finished.items()):
+            finished.add_metric([status, reason, str(window)], count)
+        # Always present, so that an alert on it has a series to read.
+        for status in enums.ExecutionStatus.FINISHED:
+            if not any(key[0] == status for key in snap.finished):
+                finished.add_metric(
+                    [status, db_metrics.REASON_NONE, str(window)], 0)
+        yield finished
+
+        missed = core.GaugeMetricFamily(
+            PREFIX + 'slots_missed',
+            'Policies whose slots were recorded as missed (a SKIPPED '
+            'execution with the reason missed, which stands for one or '
+            'more slots) or coalesced into one run, in the last window.',
+            labels=['kind', 'window'])
+        missed.add_metric(['missed', str(window)], sum(
+            count for (status, reason), count in snap.finished.items()
+            if reason == 'missed'))
+        missed.add_metric(['coalesced', str(window)], sum(
+            count for (status, reason), count in snap.finished.items()
+            if reason == 'coalesced'))
+        yield missed
+
+        buckets = sorted(self.conf.metrics.lateness_buckets)
+        for name, lateness, text in (
+                ('dispatch_lateness_seconds', snap.dispatch_lateness,
+                 'handed to the workers'),
+                ('start_lateness_seconds', snap.start_lateness,
+                 'started by a worker')):
+            family = core.GaugeHistogramMetricFamily(
+                PREFIX + name,
+                'Seconds after its scheduled time that a scheduled '
+                'execution of the last window was %s.' % text,
+                labels=['window'])
+            family.add_metric(
+                [str(window)],
+                [(_bound(bound), count)
+                 for bound, count in zip(buckets, lateness.buckets)]
+                + [('+Inf', lateness.count)],
+                gsum_value=lateness.total)
+            yield family
+
+        failing = core.GaugeMetricFamily(
+            PREFIX + 'policies_failing',
+            'Policies whose newest runs (SUCCEEDED or FAILED) have all '
+            'failed, at least as many in a row as the label consecutive '
+            '([metrics] failure_streaks).', labels=['consecutive'])
+        for length in sorted(set(self.conf.metrics.failure_streaks)):
+            failing.add_metric([str(length)], sum(
+                count for streak, count in snap.failure_streaks.items()
+                if streak >= length))
+        yield failing
+
+        strays = core.GaugeMetricFamily(
+            PREFIX + 'stray_backups_deleted',
+            'Extra backups of an execution deleted in the last window: '
+            'duplicate (it had another) or orphan (it had none recorded).',
+            labels=['reason', 'window'])
+        for reason, count in sorted(snap.strays_deleted.items()):
+            strays.add_metric([reason, str(window)], count)
+        yield strays
+
+        reconciliations = core.GaugeMetricFamily(
+            PREFIX + 'reconciliations_due',
+            'Instances whose reconciliation pass is due and not yet '
+            'taken by a worker.')
+        reconciliations.add_metric([], snap.reconciliations_due)
+        yield reconciliations
+
+        services = core.GaugeMetricFamily(
+            PREFIX + 'services',
+            'Processes in the service table, by binary and whether their '
+            'heartbeat is within service_down_time.',
+            labels=['binary', 'state'])
+        binaries = sorted(set(BINARIES)
+                          | {binary for binary, _ in snap.services})
+        for binary in binaries:
+            for is_up in (True, False):
+                services.add_metric(
+                    [binary, 'up' if is_up else 'down'],
+                    snap.services.get((binary, is_up), 0))
+        yield services
+
+
+def _bound(value):
+    return ('%g' % value) if value != int(value) else '%d.0' % value
+
+
+def make_registry(conf):
+    """A registry holding only the cluster collector."""
+    registry = prom_registry.CollectorRegistry(auto_describe=False)
+    registry.register(ClusterCollector(conf))
+    return registry
+
+
+def make_app(conf, registry=None):
+    """The WSGI application that serves the metrics in text format.
+
+    prometheus_client's application answers GET only; a HEAD gets the
+    headers of a GET without its body.
+    """
+    application = exposition.make_wsgi_app(registry or make_registry(conf))
+
+    def metrics_app(environ, start_response):
+        if environ.get('REQUEST_METHOD') != 'HEAD':
+            return application(environ, start_response)
+        body = application(dict(environ, REQUEST_METHOD='GET'),
+                           start_response)
+        close = getattr(body, 'close', None)
+        if close is not None:
+            close()
+        return [b'']
+    return metrics_app

@@ -1,0 +1,396 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The Prometheus endpoint, scraped over HTTP from the API, on each database.
+
+A database with policies, executions, reconciliations and services is
+served by the real API pipeline (cheroot, noauth); the text a scrape
+returns is parsed with prometheus_client's own parser and every figure
+compared with what the rows say.
+"""
+
+import datetime
+import os
+import re
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+from cheroot import wsgi as cheroot_wsgi
+import fixtures
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+from prometheus_client import parser
+import sqlalchemy as sa
+import yaml
+
+from dbaas_scheduler.api import deploy
+from dbaas_scheduler.api import policy
+from dbaas_scheduler.db import models
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import db_fixtures
+
+MINUTE = datetime.timedelta(minutes=1)
+SECOND = datetime.timedelta(seconds=1)
+BUCKETS = [1.0, 5.0, 60.0, 300.0]
+ALERTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc',
+                      'source', 'admin', 'alerts.yaml')
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class _MetricsEndpoint(db_fixtures.DatabaseMixin):
+
+    def setUp(self):
+        super().setUp()
+        self.now = timeutils.utcnow(True)
+        self.flags(auth_strategy='noauth', rpc_transport='none')
+        self.flags(group='metrics', enabled=True, path='/metrics',
+                   cache_time=0, window=3600, lateness_buckets=BUCKETS)
+        policy.reset()
+        self.addCleanup(policy.reset)
+        policy.get_enforcer(self.conf)
+        self.port = _free_port()
+        # One thread: the in-memory SQLite database is one connection.
+        server = cheroot_wsgi.Server(('127.0.0.1', self.port),
+                                     deploy.deploy(self.conf), numthreads=1)
+        server.prepare()
+        thread = threading.Thread(target=server.serve, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(server.stop)
+
+    def _get(self, path='/metrics', method='GET'):
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path), method=method)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return (response.status, response.headers['Content-Type'],
+                    response.read().decode())
+
+    def scrape(self):
+        status, content_type, text = self._get()
+        self.assertEqual(200, status)
+        self.assertTrue(content_type.startswith('text/plain'), content_type)
+        samples = {}
+        for family in parser.text_string_to_metric_families(text):
+            for sample in family.samples:
+                key = (sample.name, tuple(sorted(
+                    (name, value) for name, value in sample.labels.items()
+                    if name != 'window')))
+                samples[key] = sample.value
+        return samples
+
+    def insert(self, table, **values):
+        with self.engine.begin() as connection:
+            connection.execute(table.insert().values(**values))
+
+    def policy(self, enabled=True, next_time=None, last_execution_id=None):
+        policy_id = uuidutils.generate_uuid()
+        self.insert(models.BackupPolicy.__table__,
+                    id=policy_id, name='p',
+                    last_execution_id=last_execution_id,
+                    project_id='project-a', instance_id='instance-a',
+                    schedule_type='cron', schedule='0 * * * *',
+                    timezone='UTC', enabled=enabled,
+                    next_execution_time=next_time,
+                    created_at=self.now)
+        return policy_id
+
+    def execution(self, status, scheduled_ago, dispatched=None,
+                  started=None, finished_ago=None, trigger='schedule',
+                  reason=None, fault=None, deleted_backups=None,
+                  policy_id=None, execution_id=None):
+        scheduled_at = self.now - scheduled_ago
+        self.insert(
+            models.BackupExecution.__table__,
+            id=execution_id or uuidutils.generate_uuid(),
+            policy_id=policy_id or uuidutils.generate_uuid(),
+            project_id='project-a',
+            instance_id='instance-a', scheduled_at=scheduled_at,
+            trigger=trigger, status=status, status_reason=reason,
+            fault=fault, attempts=1, created_at=scheduled_at,
+            dispatched_at=(scheduled_at + dispatched
+                           if dispatched is not None else None),
+            started_at=(scheduled_at + started
+                        if started is not None else None),
+            finished_at=(self.now - finished_ago
+                         if finished_ago is not None else None),
+            deleted_backups=deleted_backups)
+        return (dispatched.total_seconds() if dispatched else None,
+                started.total_seconds() if started else None)
+
+    def service(self, binary, heartbeat_ago):
+        self.insert(models.Service.__table__, id=uuidutils.generate_uuid(),
+                    host='node-1', binary=binary, pid=1,
+                    started_at=self.now - 60 * MINUTE,
+                    heartbeat_at=self.now - heartbeat_ago)
+
+    def test_empty_database(self):
+        samples = self.scrape()
+        self.assertEqual(1, samples[('dbaas_scheduler_database_up', ())])
+        self.assertEqual(0, samples[('dbaas_scheduler_backlog_policies',
+                                     ())])
+        self.assertEqual(0, samples[('dbaas_scheduler_services', (
+            ('binary', 'dbaas-scheduler-engine'), ('state', 'up')))])
+        self.assertEqual(0, samples[(
+            'dbaas_scheduler_executions_finished',
+            (('reason', 'none'), ('status', 'FAILED')))])
+        self.assertEqual(0, samples[(
+            'dbaas_scheduler_dispatch_lateness_seconds_bucket',
+            (('le', '+Inf'),))])
+
+    def test_figures_match_the_rows(self):
+        # Policies: three due and unclaimed, two in the future, one paused.
+        for ago in (10, 5, 1):
+            self.policy(next_time=self.now - ago * MINUTE)
+        for ahead in (5, 50):
+            self.policy(next_time=self.now + ahead * MINUTE)
+        self.policy(enabled=False)
+
+        lateness = [
+            self.execution('SUCCEEDED', 30 * MINUTE, 2 * SECOND,
+                           10 * SECOND, 20 * MINUTE),
+            self.execution('SUCCEEDED', 25 * MINUTE, 100 * SECOND,
+                           200 * SECOND, 15 * MINUTE,
+                           reason='coalesced 3 missed runs since '
+                                  '2026-11-23T10:00:00+00:00'),
+            self.execution('SKIPPED', 40 * MINUTE, finished_ago=39 * MINUTE,
+                           reason='missed'),
+            self.execution('SKIPPED', 20 * MINUTE, 1 * SECOND,
+                           finished_ago=19 * MINUTE,
+                           reason='overlap: execution x of the same '
+                                  'instance is still running'),
+            self.execution('FAILED', 50 * MINUTE, 3 * SECOND, 4 * SECOND,
+                           10 * MINUTE,
+                           fault='timed out: backup b is BUILDING after '
+                                 '7200 seconds ([worker] backup_timeout)'),
+            self.execution('FAILED', 45 * MINUTE, 20 * SECOND, 30 * SECOND,
+                           40 * MINUTE,
+                           fault='the trove backend reports backup b '
+                                 'ERROR: disk full'),
+            self.execution('FAILED', 35 * MINUTE, 0.5 * SECOND,
+                           finished_ago=34 * MINUTE,
+                           fault='Unauthorized (HTTP 401)'),
+            self.execution('SUCCEEDED', 55 * MINUTE, 4 * SECOND,
+                           6 * SECOND, 9 * MINUTE,
+                           reason='worker lease expired; resuming',
+                           deleted_backups=[
+                               {'id': 'b1', 'reason': 'duplicate',
+                                'created_at': self.now.isoformat(),
+                                'deleted_at': (
+                                    self.now - 5 * MINUTE).isoformat()},
+                               {'id': 'b2', 'reason': 'duplicate',
+                                'created_at': self.now.isoformat(),
+                                'deleted_at': (
+                                    self.now - 200 * MINUTE).isoformat()},
+                               {'id': 'b3',
+                                'created_at': self.now.isoformat()}]),
+            self.execution('RUNNING', 5 * MINUTE, 1 * SECOND, 2 * SECOND),
+        ]
+        # Not in the lateness histograms: manual, or outside the window.
+        self.execution('PENDING', 2 * MINUTE, trigger='manual')
+        self.execution('DISPATCHED', 1 * MINUTE, 1 * SECOND,
+                       trigger='manual')
+        self.execution('SUCCEEDED', 200 * MINUTE, 1 * SECOND, 1 * SECOND,
+                       190 * MINUTE)
+
+        recon = models.BackupReconciliation.__table__
+        self.insert(recon, instance_id='i-1', policy_id='p',
+                    due_at=self.now - MINUTE, until=self.now + 60 * MINUTE)
+        self.insert(recon, instance_id='i-2', policy_id='p',
+                    due_at=self.now + MINUTE, until=self.now + 60 * MINUTE)
+        self.service('dbaas-scheduler-engine', 5 * SECOND)
+        self.service('dbaas-scheduler-worker', 5 * SECOND)
+        self.service('dbaas-scheduler-worker', 20 * SECOND)
+        self.service('dbaas-scheduler-worker', 10 * MINUTE)
+
+        samples = self.scrape()
+
+        def value(name, **labels):
+            return samples[('dbaas_scheduler_' + name,
+                            tuple(sorted(labels.items())))]
+
+        self.assertEqual(1, value('database_up'))
+        self.assertEqual(5, value('policies', enabled='true'))
+        self.assertEqual(1, value('policies', enabled='false'))
+        self.assertEqual(3, value('backlog_policies'))
+        self.assertAlmostEqual(600, value('backlog_oldest_seconds'),
+                               delta=30)
+        self.assertEqual(1, value('executions_in_flight', status='PENDING'))
+        self.assertEqual(1, value('executions_in_flight',
+                                  status='DISPATCHED'))
+        self.assertEqual(1, value('executions_in_flight', status='RUNNING'))
+        self.assertAlmostEqual(120, value('executions_oldest_seconds',
+                                          status='PENDING'), delta=30)
+
+        def finished(status, reason):
+            return value('executions_finished', status=status,
+                         reason=reason)
+
+        self.assertEqual(1, finished('SUCCEEDED', 'none'))
+        self.assertEqual(1, finished('SUCCEEDED', 'coalesced'))
+        self.assertEqual(1, finished('SUCCEEDED', 'lease_expired'))
+        self.assertEqual(1, finished('SKIPPED', 'missed'))
+        self.assertEqual(1, finished('SKIPPED', 'overlap'))
+        self.assertEqual(1, finished('FAILED', 'timeout'))
+        self.assertEqual(1, finished('FAILED', 'backup_failed'))
+        self.assertEqual(1, finished('FAILED', 'backend_error'))
+        self.assertEqual(8, sum(
+            sample for (name, _), sample in samples.items()
+            if name == 'dbaas_scheduler_executions_finished'))
+        self.assertEqual(1, value('slots_missed', kind='missed'))
+        self.assertEqual(1, value('slots_missed', kind='coalesced'))
+
+        for name, index in (('dispatch_lateness_seconds', 0),
+                            ('start_lateness_seconds', 1)):
+            seconds = [row[index] for row in lateness
+                       if row[index] is not None]
+            for bound in BUCKETS:
+                self.assertEqual(
+                    sum(1 for late in seconds if late <= bound),
+                    value(name + '_bucket', le=str(bound)),
+                    '%s le %s' % (name, bound))
+            self.assertEqual(len(seconds), value(name + '_bucket',
+                                                 le='+Inf'))
+            self.assertEqual(len(seconds), value(name + '_gcount'))
+            self.assertAlmostEqual(sum(seconds), value(name + '_gsum'),
+                                   places=3)
+
+        self.assertEqual(1, value('stray_backups_deleted',
+                                  reason='duplicate'))
+        self.assertEqual(0, value('stray_backups_deleted', reason='orphan'))
+        self.assertEqual(1, value('reconciliations_due'))
+        self.assertEqual(1, value('services', binary='dbaas-scheduler-engine',
+                                  state='up'))
+        self.assertEqual(2, value('services', binary='dbaas-scheduler-worker',
+                                  state='up'))
+        self.assertEqual(1, value('services', binary='dbaas-scheduler-worker',
+                                  state='down'))
+        self.assertEqual(0, value('services', binary='dbaas-scheduler-api',
+                                  state='up'))
+
+    def test_policies_failing_in_a_row(self):
+        self.flags(group='metrics', failure_streaks=[1, 3, 5])
+        # Ranked two policies to a statement: the chunks add up.
+        self.useFixture(fixtures.MockPatch(
+            'dbaas_scheduler.db.metrics._STREAK_CHUNK', 2))
+        day = 24 * 60 * MINUTE
+
+        def history(*statuses):
+            # Oldest first, one a day, the newest yesterday; the policy
+            # names the newest as its last execution.
+            policy_id = uuidutils.generate_uuid()
+            ids = [uuidutils.generate_uuid() for _ in statuses]
+            for age, (status, execution_id) in enumerate(
+                    reversed(list(zip(statuses, ids))), 1):
+                self.execution(
+                    status, age * day, SECOND, SECOND, age * day - MINUTE,
+                    fault='boom' if status == 'FAILED' else None,
+                    reason='missed' if status == 'SKIPPED' else None,
+                    policy_id=policy_id, execution_id=execution_id)
+            self.insert(models.BackupPolicy.__table__, id=policy_id,
+                        name='p', project_id='project-a',
+                        instance_id='instance-a', schedule_type='cron',
+                        schedule='0 * * * *', timezone='UTC',
+                        enabled=True, next_execution_time=self.now + day,
+                        last_execution_id=ids[-1], created_at=self.now)
+
+        # Three in a row; a missed slot between them does not break it.
+        history('SUCCEEDED', 'FAILED', 'FAILED', 'SKIPPED', 'FAILED')
+        history('FAILED', 'FAILED', 'SUCCEEDED', 'FAILED')   # one
+        history('FAILED', 'FAILED', 'FAILED', 'SUCCEEDED')   # none
+        history('FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED')
+        # Older than failure_lookback_days: not counted.
+        self.flags(group='metrics', failure_lookback_days=4)
+        samples = self.scrape()
+
+        def failing(consecutive):
+            return samples[('dbaas_scheduler_policies_failing',
+                            (('consecutive', str(consecutive)),))]
+
+        # Four days reach the runs of one to three days ago (the fourth is
+        # a moment too old by the time of the scrape): the first policy
+        # has two failures in reach, the last three, the second one.
+        self.assertEqual(3, failing(1))
+        self.assertEqual(1, failing(3))
+        self.assertEqual(0, failing(5))
+        self.flags(group='metrics', failure_lookback_days=30)
+        samples = self.scrape()
+        self.assertEqual(3, failing(1))
+        self.assertEqual(2, failing(3))
+        self.assertEqual(1, failing(5))
+        # Turned off.
+        self.flags(group='metrics', failure_streaks=[])
+        self.assertFalse([key for key in self.scrape()
+                          if key[0] == 'dbaas_scheduler_policies_failing'])
+
+    def test_only_get_and_head(self):
+        status, content_type, body = self._get(method='HEAD')
+        self.assertEqual(200, status)
+        self.assertTrue(content_type.startswith('text/plain'), content_type)
+        self.assertEqual('', body)
+        error = self.assertRaises(urllib.error.HTTPError, self._get,
+                                  method='POST')
+        self.assertEqual(405, error.code)
+
+    def test_database_down_is_a_figure_not_an_error(self):
+        def rename(old, new):
+            with self.engine.begin() as connection:
+                connection.execute(sa.text(
+                    'ALTER TABLE %s RENAME TO %s' % (old, new)))
+
+        rename('backup_reconciliation', 'renamed_reconciliation')
+        self.addCleanup(rename, 'renamed_reconciliation',
+                        'backup_reconciliation')
+        samples = self.scrape()
+        self.assertEqual(0, samples[('dbaas_scheduler_database_up', ())])
+        self.assertNotIn(('dbaas_scheduler_backlog_policies', ()), samples)
+
+
+class TestMetricsSQLite(_MetricsEndpoint, base.TestCase):
+    DRIVER = 'sqlite'
+
+    def test_example_alerts_name_what_is_served(self):
+        with open(ALERTS) as stream:
+            rules = yaml.safe_load(stream)['groups'][0]['rules']
+        self.assertGreaterEqual(len(rules), 8)
+        served = {name for name, _ in self.scrape()}
+        for rule in rules:
+            names = set(re.findall(r'dbaas_scheduler_\w+', rule['expr']))
+            self.assertTrue(names, rule['alert'])
+            self.assertEqual(set(), names - served, rule['alert'])
+
+
+class TestMetricsMySQL(_MetricsEndpoint, base.TestCase):
+    DRIVER = 'mysql'
+
+
+class TestMetricsPostgreSQL(_MetricsEndpoint, base.TestCase):
+    DRIVER = 'postgresql'
+
+
+class TestMetricsOff(base.TestCase):
+
+    def test_not_served_by_default(self):
+        self.flags(auth_strategy='noauth', rpc_transport='none')
+        self.assertFalse(self.conf.metrics.enabled)
+        application = deploy.deploy(self.conf)
+        statuses = []
+        environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/metrics',
+                   'SERVER_NAME': 'localhost', 'SERVER_PORT': '80',
+                   'wsgi.url_scheme': 'http', 'wsgi.input': None}
+        application(environ, lambda status, headers: statuses.append(status))
+        self.assertNotEqual('200', statuses[0][:3])
