@@ -48,6 +48,9 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.tests.functional import db_fixtures
 
+# The listen backlog of the API server, as the service's.
+REQUEST_QUEUE_SIZE = 128
+
 # Chosen when the tests are loaded, once per test process.
 PORT = None
 
@@ -69,6 +72,8 @@ class APIServer(fixture.GabbiFixture):
     # [api] default_backend, when set: the backend of a policy created
     # without one.
     DEFAULT_BACKEND = None
+    # cheroot's worker threads: requests served at once.
+    THREADS = 4
 
     def start_fixture(self):
         try:
@@ -96,6 +101,7 @@ class APIServer(fixture.GabbiFixture):
         self.facade = enginefacade.transaction_context()
         self.facade.configure(connection=conf.database.connection)
         self.facade.append_on_engine_create(db_api._tune_sqlite)
+        self.facade.append_on_engine_create(db_api.use_read_committed)
         self.facade.append_on_engine_create(db_api._tune_mysql)
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
@@ -103,7 +109,10 @@ class APIServer(fixture.GabbiFixture):
         policy.reset()
         policy.get_enforcer(conf)
         self.server = cheroot_wsgi.Server(('127.0.0.1', PORT),
-                                          deploy.deploy(conf), numthreads=4)
+                                          deploy.deploy(conf),
+                                          numthreads=self.THREADS)
+        self.server.request_queue_size = REQUEST_QUEUE_SIZE
+        self.conf = conf
         self.server.prepare()
         self.thread = threading.Thread(target=self.server.serve,
                                        daemon=True)
