@@ -96,20 +96,13 @@ def _tune_sqlite(engine):
     if engine.dialect.name != 'sqlite':
         return
 
-    def connect(dbapi_connection, record):
-        dbapi_connection.execute('PRAGMA busy_timeout = %d'
-                                 % (SQLITE_BUSY_TIMEOUT * 1000))
-        dbapi_connection.execute('PRAGMA journal_mode = WAL')
+    if sa.event.contains(engine, 'begin', _sqlite_begin_immediate):
+        return
 
-    def begin(connection):
-        # Runs before oslo.db's own listener, which then sees the flag and
-        # emits no plain BEGIN.
-        if 'in_transaction' not in connection.info:
-            connection.exec_driver_sql('BEGIN IMMEDIATE')
-            connection.info['in_transaction'] = True
-
-    sa.event.listen(engine, 'connect', connect)
-    sa.event.listen(engine, 'begin', begin, insert=True)
+    sa.event.listen(engine, 'connect', _sqlite_connect)
+    sa.event.listen(engine, 'begin', _sqlite_begin_immediate, insert=True)
+    sa.event.listen(engine, 'commit', _sqlite_end)
+    sa.event.listen(engine, 'rollback', _sqlite_end)
     # oslo.db's own listener emits a plain (deferred) BEGIN, and SQLAlchemy
     # 2.1 calls it before ours whatever ``insert`` says: ours then saw its
     # flag and did nothing, and a transaction that read, then wrote, failed
@@ -118,6 +111,28 @@ def _tune_sqlite(engine):
     for listener in list(engine.dispatch.begin):
         if getattr(listener, '__name__', None) == '_sqlite_emit_begin':
             sa.event.remove(engine, 'begin', listener)
+
+
+def _sqlite_connect(dbapi_connection, record):
+    # pysqlite must not begin transactions itself (it would begin them
+    # deferred, before the first write): the 'begin' event does.  oslo.db
+    # does the same on its engines; an engine made without it (alembic's
+    # command line) needs it here.
+    dbapi_connection.isolation_level = None
+    dbapi_connection.execute('PRAGMA busy_timeout = %d'
+                             % (SQLITE_BUSY_TIMEOUT * 1000))
+    # A file database only; an in-memory one stays 'memory'.
+    dbapi_connection.execute('PRAGMA journal_mode = WAL')
+
+
+def _sqlite_begin_immediate(connection):
+    if 'in_transaction' not in connection.info:
+        connection.exec_driver_sql('BEGIN IMMEDIATE')
+        connection.info['in_transaction'] = True
+
+
+def _sqlite_end(connection):
+    connection.info.pop('in_transaction', None)
 
 
 def _tune_mysql(engine):

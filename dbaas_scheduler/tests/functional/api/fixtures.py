@@ -42,14 +42,12 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
+from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.tests.functional import db_fixtures
-
-# The listen backlog of the API server, as the service's.
-REQUEST_QUEUE_SIZE = 128
 
 # Chosen when the tests are loaded, once per test process.
 PORT = None
@@ -111,7 +109,7 @@ class APIServer(fixture.GabbiFixture):
         self.server = cheroot_wsgi.Server(('127.0.0.1', PORT),
                                           deploy.deploy(conf),
                                           numthreads=self.THREADS)
-        self.server.request_queue_size = REQUEST_QUEUE_SIZE
+        self.server.request_queue_size = api_service.LISTEN_BACKLOG
         self.conf = conf
         self.server.prepare()
         self.thread = threading.Thread(target=self.server.serve,
