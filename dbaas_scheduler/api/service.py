@@ -30,6 +30,10 @@ LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-api'
 
+# Connections the kernel holds while every server thread is busy.
+# cheroot's default, 5, reset the connections of 20 concurrent clients.
+LISTEN_BACKLOG = 128
+
 
 def make_application(conf):
     """Everything the application needs in this process, then the app."""
@@ -54,7 +58,8 @@ class APIService(service.Service):
         address = (self.conf.api.bind_host, self.conf.api.bind_port)
         self.http_server = cheroot_wsgi.Server(
             address, application, numthreads=self.conf.api.server_threads,
-            server_name='dbaas-scheduler-api')
+            server_name='dbaas-scheduler-api',
+            request_queue_size=LISTEN_BACKLOG)
         self.http_server.prepare()
         self._thread = threading.Thread(target=self.http_server.serve,
                                         name='api-server', daemon=True)

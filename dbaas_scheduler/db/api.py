@@ -96,20 +96,13 @@ def _tune_sqlite(engine):
     if engine.dialect.name != 'sqlite':
         return
 
-    def connect(dbapi_connection, record):
-        dbapi_connection.execute('PRAGMA busy_timeout = %d'
-                                 % (SQLITE_BUSY_TIMEOUT * 1000))
-        dbapi_connection.execute('PRAGMA journal_mode = WAL')
+    if sa.event.contains(engine, 'begin', _sqlite_begin_immediate):
+        return
 
-    def begin(connection):
-        # Runs before oslo.db's own listener, which then sees the flag and
-        # emits no plain BEGIN.
-        if 'in_transaction' not in connection.info:
-            connection.exec_driver_sql('BEGIN IMMEDIATE')
-            connection.info['in_transaction'] = True
-
-    sa.event.listen(engine, 'connect', connect)
-    sa.event.listen(engine, 'begin', begin, insert=True)
+    sa.event.listen(engine, 'connect', _sqlite_connect)
+    sa.event.listen(engine, 'begin', _sqlite_begin_immediate, insert=True)
+    sa.event.listen(engine, 'commit', _sqlite_end)
+    sa.event.listen(engine, 'rollback', _sqlite_end)
     # oslo.db's own listener emits a plain (deferred) BEGIN, and SQLAlchemy
     # 2.1 calls it before ours whatever ``insert`` says: ours then saw its
     # flag and did nothing, and a transaction that read, then wrote, failed
@@ -118,6 +111,28 @@ def _tune_sqlite(engine):
     for listener in list(engine.dispatch.begin):
         if getattr(listener, '__name__', None) == '_sqlite_emit_begin':
             sa.event.remove(engine, 'begin', listener)
+
+
+def _sqlite_connect(dbapi_connection, record):
+    # pysqlite must not begin transactions itself (it would begin them
+    # deferred, before the first write): the 'begin' event does.  oslo.db
+    # does the same on its engines; an engine made without it (alembic's
+    # command line) needs it here.
+    dbapi_connection.isolation_level = None
+    dbapi_connection.execute('PRAGMA busy_timeout = %d'
+                             % (SQLITE_BUSY_TIMEOUT * 1000))
+    # A file database only; an in-memory one stays 'memory'.
+    dbapi_connection.execute('PRAGMA journal_mode = WAL')
+
+
+def _sqlite_begin_immediate(connection):
+    if 'in_transaction' not in connection.info:
+        connection.exec_driver_sql('BEGIN IMMEDIATE')
+        connection.info['in_transaction'] = True
+
+
+def _sqlite_end(connection):
+    connection.info.pop('in_transaction', None)
 
 
 def _tune_mysql(engine):
@@ -185,6 +200,25 @@ def get_policy(context, policy_id):
 
 
 @context_manager.writer
+def lock_policy(context, policy_id):
+    """The policy as it is now, locked until the transaction ends.
+
+    ``SELECT ... FOR UPDATE`` on MariaDB and PostgreSQL; on SQLite the
+    writer transaction began with ``BEGIN IMMEDIATE`` and holds the
+    database's write lock already.  Whatever the session read before is
+    read again (``populate_existing``): a change of a policy decides from
+    this row, never from an earlier read.  Call it in
+    :func:`writer_transaction`.
+    """
+    policy = context.session.execute(
+        sa.select(Policy).where(Policy.id == policy_id).with_for_update()
+        .execution_options(populate_existing=True)).scalar_one_or_none()
+    if policy is None:
+        raise exception.PolicyNotFound(policy_id=policy_id)
+    return policy
+
+
+@context_manager.writer
 def create_execution(context, values):
     """Insert one execution; a second one for the same slot is refused."""
     execution = Execution(**values)
@@ -208,10 +242,12 @@ def get_execution(context, execution_id):
 
 @context_manager.writer
 def update_policy(context, policy_id, values):
-    """Change a policy's columns; returns the policy."""
-    policy = context.session.get(Policy, policy_id)
-    if policy is None:
-        raise exception.PolicyNotFound(policy_id=policy_id)
+    """Change a policy's columns; returns the policy as it is now.
+
+    The row is locked first (:func:`lock_policy`), so that a policy
+    deleted meanwhile raises PolicyNotFound rather than matching no row.
+    """
+    policy = lock_policy(context, policy_id)
     for name, value in values.items():
         setattr(policy, name, value)
     context.session.flush()
@@ -220,11 +256,19 @@ def update_policy(context, policy_id, values):
 
 @context_manager.writer
 def delete_policy(context, policy_id):
-    """Delete a policy; its executions stay, as history."""
-    policy = context.session.get(Policy, policy_id)
-    if policy is None:
+    """Delete a policy; its executions stay, as history.
+
+    Returns the policy as it was when deleted (its ``trust_id`` is the
+    trust to delete); one deleted meanwhile raises PolicyNotFound.
+    """
+    policy = lock_policy(context, policy_id)
+    table = Policy.__table__
+    deleted = context.session.execute(
+        sa.delete(table).where(table.c.id == policy_id)).rowcount
+    if not deleted:
         raise exception.PolicyNotFound(policy_id=policy_id)
-    context.session.delete(policy)
+    context.session.expunge(policy)
+    return policy
 
 
 @context_manager.writer
@@ -245,6 +289,11 @@ def record_manual_run(context, values):
                 updated_at=timeutils.utcnow(True))).rowcount
     if not matched:
         raise exception.PolicyNotFound(policy_id=values['policy_id'])
+    # The row is locked now: the execution is of the instance the policy
+    # has now, not of the one an earlier read saw.
+    values.update(context.session.execute(
+        sa.select(table.c.project_id, table.c.instance_id)
+        .where(table.c.id == values['policy_id'])).one()._asdict())
     return create_execution(context, values)
 
 

@@ -201,24 +201,38 @@ def advance_policies(context, advances, now):
 
 @context_manager.writer
 def insert_executions(context, executions):
-    """Insert executions in one multi-row INSERT.
+    """Insert executions in one multi-row INSERT; return the rows inserted.
 
-    ``executions`` are :class:`NewExecution` rows.  SQL text for the same
-    reason as :func:`advance_policies`: SQLAlchemy's bind processing of
-    11,000 values per batch costs more than the insert itself.
+    ``executions`` are :class:`NewExecution` rows; one whose slot already
+    has an execution is not inserted (see ``_ONCE_PER_SLOT``).  SQL text
+    for the same reason as :func:`advance_policies`: SQLAlchemy's bind
+    processing of 11,000 values per batch costs more than the insert
+    itself.
     """
     if not executions:
-        return
+        return 0
     connection = context.session.connection()
     name, placeholder = _driver_dialect(connection)
     row = '(%s)' % ', '.join([placeholder] * len(NewExecution._fields))
     quote = connection.dialect.identifier_preparer.quote
-    sql = 'INSERT INTO backup_execution (%s) VALUES %s' % (
+    sql = 'INSERT INTO backup_execution (%s) VALUES %s %s' % (
         ', '.join(quote(column) for column in NewExecution._fields),
-        ', '.join([row] * len(executions)))
-    connection.exec_driver_sql(sql, tuple(
+        ', '.join([row] * len(executions)), _ONCE_PER_SLOT[name])
+    return connection.exec_driver_sql(sql, tuple(
         _driver_value(name, value)
-        for execution in executions for value in execution))
+        for execution in executions for value in execution)).rowcount
+
+
+# A slot that already has its execution keeps it: the policy's next time
+# was set back to a slot that ran (a resume or update on a host whose
+# clock is behind the engine's), and running it again would break "once";
+# failing the insert would fail the whole batch at every tick.  Only the
+# (policy_id, scheduled_at) key is ignored, never another error.
+_ONCE_PER_SLOT = {
+    'postgresql': 'ON CONFLICT (policy_id, scheduled_at) DO NOTHING',
+    'sqlite': 'ON CONFLICT (policy_id, scheduled_at) DO NOTHING',
+    'mysql': 'ON DUPLICATE KEY UPDATE id = id',
+}
 
 
 # Statements that lock executions a worker may also hold retry a deadlock

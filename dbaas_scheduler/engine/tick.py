@@ -261,6 +261,12 @@ def run_tick(context, now, batch_size, default_catchup_window):
                 '%d of %d claimed policies changed before they could be '
                 'advanced' % (len(plan.advances) - matched,
                               len(plan.advances)))
-        db_engine.insert_executions(context, plan.executions)
+        inserted = db_engine.insert_executions(context, plan.executions)
+        if 0 <= inserted < len(plan.executions):
+            # MySQL may count a skipped row as found: this under-reports.
+            LOG.warning('%d due slots already had their execution and '
+                        'were not run again (a policy resumed or changed '
+                        'by a host whose clock is behind this one?)',
+                        len(plan.executions) - inserted)
     return TickResult(len(rows), plan.runs, plan.missed, plan.finished,
                       len(rows) == batch_size)

@@ -274,72 +274,118 @@ def delete_policies_for_instance(context, conf, instance_id):
     """
     found = db_api.list_policies(context, instance_id=instance_id)
     for policy in found:
-        pause_policy(context, conf, policy,
-                     'instance %s was deleted' % instance_id)
+        try:
+            pause_policy(context, conf, policy,
+                         'instance %s was deleted' % instance_id)
+        except exception.PolicyNotFound:
+            pass
     for policy in found:
-        delete_policy(context, conf, policy)
+        try:
+            delete_policy(context, conf, policy)
+        except exception.PolicyNotFound:
+            # Deleted meanwhile, with its trust.
+            pass
     if found:
         LOG.info('Deleted %d backup policies of deleted instance %s',
                  len(found), instance_id)
     return [policy.id for policy in found]
 
 
+def _schedule_values(conf, policy, changes, now):
+    """The columns a change of schedule fields sets, from ``policy``.
+
+    ``policy`` is the row as it is now (locked): whether it is enabled,
+    and its other schedule fields, decide the next run time.
+    """
+    if not any(field in changes for field in SCHEDULE_FIELDS):
+        return {}
+    merged = {field: getattr(policy, field) for field in USER_FIELDS}
+    merged.update(changes)
+    sched = validate_schedule(conf, merged, policy.id, now)
+    values = {'resolved_schedule': schedule.resolve_hashed_fields(
+        merged['schedule_type'], merged['schedule'], policy.id)}
+    if policy.enabled:
+        values['next_execution_time'] = sched.next_time(now)
+        if values['next_execution_time'] is None:
+            raise exception.Invalid(
+                reason='the schedule has no run after now; pause the '
+                       'policy or give it a later end_at.')
+    return values
+
+
 def update_policy(context, conf, policy, changes, now=None):
-    """Change what a user may change; recompute the next run if needed."""
+    """Change what a user may change; recompute the next run if needed.
+
+    ``policy`` is an earlier read (what the caller was authorized on).
+    What the change sets is decided from the row as it is now, under its
+    lock, in one transaction: a concurrent pause, resume or delete is
+    never undone by a decision made from a stale read.
+    """
     changed = _update_policy(context, conf, policy, changes, now)
     notifications.notify_policy(conf, context, 'update', changed)
     return changed
 
 
-def _update_policy(context, conf, policy, changes, now):
-    now = now or timeutils.utcnow(True)
+def _update_policy(context, conf, policy, changes, given_now):
+    now = given_now or timeutils.utcnow(True)
     _check_fields(changes)
     for field in ('schedule', 'instance_id', 'name', 'schedule_type',
                   'timezone', 'backend', 'overlap_policy'):
         if field in changes and changes[field] is None:
             raise exception.Invalid(reason='%s cannot be removed.' % field)
-    values = dict(changes)
-    if any(field in changes for field in SCHEDULE_FIELDS):
-        merged = {field: getattr(policy, field) for field in USER_FIELDS}
-        merged.update(changes)
-        sched = validate_schedule(conf, merged, policy.id, now)
-        if policy.enabled:
-            values['next_execution_time'] = sched.next_time(now)
-        values['resolved_schedule'] = schedule.resolve_hashed_fields(
-            merged['schedule_type'], merged['schedule'], policy.id)
+    # Fail early, before any trust is made or instance checked.
+    _schedule_values(conf, policy, changes, now)
     moved = {field: changes[field] for field in ('instance_id', 'backend')
              if field in changes and changes[field] != getattr(policy, field)}
-    if not moved:
-        return db_api.update_policy(context, policy.id, values)
-    target = types.SimpleNamespace(**{
-        field: getattr(policy, field)
-        for field in ('id', 'instance_id', 'backend', 'project_id',
-                      'trust_id', 'backup_params')})
-    target.__dict__.update(moved)
     new_trust = None
-    if target.trust_id is None and _delegates(conf, context, target.backend):
-        # The policy moves to a backend that acts for its user.
-        new_trust = values['trust_id'] = target.trust_id = (
-            keystone.create_trust(conf, context))
+    if moved:
+        target = types.SimpleNamespace(**{
+            field: getattr(policy, field)
+            for field in ('id', 'instance_id', 'backend', 'project_id',
+                          'trust_id', 'backup_params')})
+        target.__dict__.update(moved)
+        if (target.trust_id is None
+                and _delegates(conf, context, target.backend)):
+            # The policy moves to a backend that acts for its user.
+            new_trust = target.trust_id = keystone.create_trust(conf,
+                                                                context)
+    unused_trust = new_trust
     try:
-        check_instance(conf, target)
-        return db_api.update_policy(context, policy.id, values)
+        if moved:
+            check_instance(conf, target)
+        with db_api.writer_transaction(context):
+            current = db_api.lock_policy(context, policy.id)
+            # The time once the row is ours (see resume_policy).
+            now = given_now or timeutils.utcnow(True)
+            values = dict(changes)
+            values.update(_schedule_values(conf, current, changes, now))
+            if new_trust and current.trust_id is None:
+                values['trust_id'] = new_trust
+                unused_trust = None
+            changed = db_api.update_policy(context, current.id, values)
     except Exception:
         if new_trust:
             delete_trust(conf, context, new_trust, policy.project_id)
         raise
+    if unused_trust:
+        # A concurrent change gave the policy a trust already.
+        delete_trust(conf, context, unused_trust, policy.project_id)
+    return changed
 
 
 def pause_policy(context, conf, policy, reason=None):
     """Stop scheduling a policy; running backups go on.
 
-    Pausing a paused policy changes nothing, and notifies nothing.
+    Decided from the row as it is now, under its lock.  Pausing a paused
+    policy changes nothing, and notifies nothing.
     """
-    if not policy.enabled:
-        return policy
-    paused = db_api.update_policy(context, policy.id, {
-        'enabled': False, 'next_execution_time': None,
-        'paused_reason': reason or 'paused by the user'})
+    with db_api.writer_transaction(context):
+        current = db_api.lock_policy(context, policy.id)
+        if not current.enabled:
+            return current
+        paused = db_api.update_policy(context, current.id, {
+            'enabled': False, 'next_execution_time': None,
+            'paused_reason': reason or 'paused by the user'})
     notifications.notify_policy(conf, context, 'pause', paused)
     return paused
 
@@ -347,20 +393,31 @@ def pause_policy(context, conf, policy, reason=None):
 def resume_policy(context, conf, policy, now=None):
     """Schedule a paused policy again, from now on (no backlog).
 
-    Resuming an enabled policy changes nothing, and notifies nothing.
+    Decided from the row as it is now, under its lock.  Resuming an
+    enabled policy changes nothing, and notifies nothing.
     """
-    now = now or timeutils.utcnow(True)
-    if policy.enabled:
-        return policy
-    if policy.remaining_runs == 0:
-        raise exception.Invalid(
-            reason='the policy has no runs remaining; set remaining_runs '
-                   'higher, or to null for no limit, before resuming it.')
-    merged = {field: getattr(policy, field) for field in USER_FIELDS}
-    sched = validate_schedule(conf, merged, policy.id, now)
-    resumed = db_api.update_policy(context, policy.id, {
-        'enabled': True, 'next_execution_time': sched.next_time(now),
-        'paused_reason': None})
+    with db_api.writer_transaction(context):
+        current = db_api.lock_policy(context, policy.id)
+        # The time is read once the row is ours: taken before a wait for
+        # the lock, it could be older than a slot an engine ran meanwhile.
+        now = now or timeutils.utcnow(True)
+        if current.enabled:
+            return current
+        if current.remaining_runs == 0:
+            raise exception.Invalid(
+                reason='the policy has no runs remaining; set '
+                       'remaining_runs higher, or to null for no limit, '
+                       'before resuming it.')
+        merged = {field: getattr(current, field) for field in USER_FIELDS}
+        sched = validate_schedule(conf, merged, current.id, now)
+        following = sched.next_time(now)
+        if following is None:
+            raise exception.Invalid(
+                reason='the schedule has no run after now; change it '
+                       'before resuming the policy.')
+        resumed = db_api.update_policy(context, current.id, {
+            'enabled': True, 'next_execution_time': following,
+            'paused_reason': None})
     notifications.notify_policy(conf, context, 'resume', resumed)
     return resumed
 
@@ -387,11 +444,14 @@ def delete_trust(conf, context, trust_id, project_id):
 
 
 def delete_policy(context, conf, policy):
-    """Delete a policy and its trust; its executions stay as history."""
-    db_api.delete_policy(context, policy.id)
-    notifications.notify_policy(conf, context, 'delete', policy)
-    if policy.trust_id:
-        delete_trust(conf, context, policy.trust_id, policy.project_id)
+    """Delete a policy and its trust; its executions stay as history.
+
+    The trust deleted is the one the policy had when it was deleted.
+    """
+    deleted = db_api.delete_policy(context, policy.id)
+    notifications.notify_policy(conf, context, 'delete', deleted)
+    if deleted.trust_id:
+        delete_trust(conf, context, deleted.trust_id, deleted.project_id)
 
 
 def run_policy(context, conf, policy, worker_api, now=None):

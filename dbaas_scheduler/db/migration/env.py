@@ -14,6 +14,7 @@
 from alembic import context
 import sqlalchemy as sa
 
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 
 config = context.config
@@ -36,6 +37,9 @@ def run_migrations_online():
         _run_on(connection)
         return
     engine = sa.create_engine(config.get_main_option('sqlalchemy.url'))
+    # Tuned as the service's engines are (BEGIN IMMEDIATE, WAL, busy
+    # timeout on SQLite), since a service may be running beside it.
+    db_api._tune_sqlite(engine)
     with engine.connect() as connection:
         _run_on(connection)
 

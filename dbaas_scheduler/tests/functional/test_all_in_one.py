@@ -20,7 +20,9 @@ on disk.
 import gzip
 import json
 import os
+import random
 import sqlite3
+import threading
 import urllib.error
 import urllib.request
 
@@ -48,7 +50,12 @@ class TestAllInOne(base.TestCase):
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
+            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
+                    # Schedules of seconds: the engine has work at every
+                    # tick of the concurrency test.
+                    'min_schedule_interval': 1},
+            'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
+            'worker': {'poll_interval': 0.2},
             'local_backend': {'instances': 'notes:sqlite:///' + self.notes,
                               'backup_dir': self.backups},
         })
@@ -119,3 +126,59 @@ class TestAllInOne(base.TestCase):
         self.assertEqual([('remember the milk',)], database.execute(
             'SELECT body FROM notes').fetchall())
         database.close()
+
+    def test_twenty_writers_while_the_engine_ticks(self):
+        # The embedded default under load: 20 clients change the same
+        # policies at once while the engine runs them every second or two
+        # and the worker backs them up, all on one SQLite file.  Every
+        # transaction begins IMMEDIATE and waits its turn: no "database is
+        # locked" reaches a client or the log.
+        policies = []
+        for n in range(4):
+            status, body = self.request('POST', '/v1/backup-policies', {
+                'backup_policy': {'name': 'busy-%d' % n,
+                                  'instance_id': 'notes', 'backend': 'local',
+                                  'schedule_type': 'interval',
+                                  'schedule': '2', 'keep_last': 2}})
+            self.assertEqual(201, status, body)
+            policies.append(body['backup_policy']['id'])
+        statuses, lock = {}, threading.Lock()
+
+        def writer(seed):
+            rand = random.Random(seed)
+            for _ in range(15):
+                path = '/v1/backup-policies/%s' % rand.choice(policies)
+                action = rand.choice(('update', 'pause', 'resume', 'run'))
+                try:
+                    if action == 'update':
+                        status = self.request('PATCH', path, {
+                            'backup_policy': {
+                                'schedule': rand.choice(('1', '2', '3')),
+                                'description': 'w%d' % seed}})[0]
+                    else:
+                        status = self.request(
+                            'POST', '%s/%s' % (path, action))[0]
+                except OSError as exc:
+                    status = repr(exc)
+                with lock:
+                    statuses[status] = statuses.get(status, 0) + 1
+
+        writers = [threading.Thread(target=writer, args=(n,))
+                   for n in range(20)]
+        for thread in writers:
+            thread.start()
+        for thread in writers:
+            thread.join(300)
+        self.addDetail('statuses', content.text_content(repr(statuses)))
+        self.assertEqual(300, sum(statuses.values()))
+        self.assertEqual(set(), set(statuses) - {200, 202})
+
+        # The engine and the worker went on: backups were taken.
+        def succeeded():
+            listed = self.request('GET', '/v1/executions?status=SUCCEEDED')
+            return listed[1]['executions']
+        self.assertTrue(process_fixtures.wait_until(succeeded, 60, 0.5))
+        log = self.process.log()
+        self.assertNotIn('database is locked', log)
+        self.assertEqual([], [line for line in log.splitlines()
+                              if ' ERROR ' in line])

@@ -42,6 +42,7 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
+from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
@@ -69,6 +70,8 @@ class APIServer(fixture.GabbiFixture):
     # [api] default_backend, when set: the backend of a policy created
     # without one.
     DEFAULT_BACKEND = None
+    # cheroot's worker threads: requests served at once.
+    THREADS = 4
 
     def start_fixture(self):
         try:
@@ -96,6 +99,7 @@ class APIServer(fixture.GabbiFixture):
         self.facade = enginefacade.transaction_context()
         self.facade.configure(connection=conf.database.connection)
         self.facade.append_on_engine_create(db_api._tune_sqlite)
+        self.facade.append_on_engine_create(db_api.use_read_committed)
         self.facade.append_on_engine_create(db_api._tune_mysql)
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
@@ -103,7 +107,10 @@ class APIServer(fixture.GabbiFixture):
         policy.reset()
         policy.get_enforcer(conf)
         self.server = cheroot_wsgi.Server(('127.0.0.1', PORT),
-                                          deploy.deploy(conf), numthreads=4)
+                                          deploy.deploy(conf),
+                                          numthreads=self.THREADS)
+        self.server.request_queue_size = api_service.LISTEN_BACKLOG
+        self.conf = conf
         self.server.prepare()
         self.thread = threading.Thread(target=self.server.serve,
                                        daemon=True)

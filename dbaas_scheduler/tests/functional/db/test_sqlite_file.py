@@ -72,3 +72,25 @@ class TestSQLiteFile(base.TestCase):
         with self.engine.begin() as connection:
             self.assertEqual(11, connection.exec_driver_sql(
                 'SELECT n FROM t').scalar())
+
+    def test_an_engine_made_without_oslo_db_is_tuned_too(self):
+        # alembic's command line makes its own engine: _tune_sqlite alone
+        # must give it WAL, the busy timeout and BEGIN IMMEDIATE, at every
+        # transaction, not only the first.
+        engine = sa.create_engine(self.engine.url)
+        self.addCleanup(engine.dispose)
+        db_api._tune_sqlite(engine)
+        db_api._tune_sqlite(engine)
+        begins = []
+        sa.event.listen(
+            engine, 'before_cursor_execute',
+            lambda conn, cursor, statement, *args: begins.append(statement)
+            if statement.startswith('BEGIN') else None)
+        for _ in range(2):
+            with engine.begin() as connection:
+                connection.exec_driver_sql('UPDATE t SET n = n + 1')
+        self.assertEqual(['BEGIN IMMEDIATE'] * 2, begins)
+        with engine.connect() as connection:
+            self.assertEqual(('wal', 30000), (
+                connection.exec_driver_sql('PRAGMA journal_mode').scalar(),
+                connection.exec_driver_sql('PRAGMA busy_timeout').scalar()))
