@@ -128,6 +128,26 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         self.service.tick_once(self.context)
         self.assertEqual(30, len(executions(self.engine)))
 
+    def test_a_slot_set_back_is_not_run_twice(self):
+        # A resume or update on a host whose clock is behind sets a policy
+        # back to the slot an engine just ran: the tick neither runs it
+        # again nor fails the batch it is in.
+        first, other = add_policies(self.engine, 2)
+        self.service.tick_once(self.context)
+        [ran] = executions(self.engine, policy_id=first)
+        table = models.BackupPolicy.__table__
+        with self.engine.begin() as connection:
+            connection.execute(table.update().where(
+                table.c.id.in_([first, other])).values(
+                    next_execution_time=ran.scheduled_at))
+        self.service.tick_once(self.context)
+        self.assertEqual([ran.id], [e.id for e in executions(
+            self.engine, policy_id=first)])
+        self.assertGreater(policy(self.engine, first).next_execution_time,
+                           timeutils.utcnow(True))
+        self.assertGreater(policy(self.engine, other).next_execution_time,
+                           timeutils.utcnow(True))
+
     def test_worker_faster_than_the_engine_keeps_its_claim(self):
         [policy_id] = add_policies(self.engine, 1)
         self.service.worker_api = ClaimingWorkerAPI()
