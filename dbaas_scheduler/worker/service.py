@@ -84,6 +84,9 @@ class WorkerService(service.LoopingService):
         endpoint = manager.WorkerManager(self.runner)
         self.poller = poller.BackupPoller(self.conf, self.runner)
         self.poller.wake = lambda: self.wake('poller')
+        # A resumed backup is looked at once (the local backend then
+        # watches its job, which an earlier worker may have started).
+        self.runner.check_soon = self.poller.backup_may_be_finished
         backends.add_finish_listener(self.poller.backup_may_be_finished)
         if self.conf.rpc_transport == 'none':
             rpc.register_local_endpoint(self.topic, endpoint, pool_size)
