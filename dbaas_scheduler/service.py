@@ -128,6 +128,8 @@ class Service(oslo_service.Service):
         self.servers = []
         self._stopping = threading.Event()
         self._threads = []
+        # {loop name: Event} that ends the loop's wait early (wake()).
+        self._wakeups = {}
         # This process's identity: made in start(), in the child process.
         # The launcher starts a new child when one dies, from this object
         # as it was before the fork; the new child is another process and
@@ -190,6 +192,22 @@ class Service(oslo_service.Service):
             server.start(override_pool_size=pool_size)
         self.servers.append(server)
 
+    def wake(self, name):
+        """Run loop ``name``'s next iteration now, not after its delay."""
+        event = self._wakeups.get(name)
+        if event is not None:
+            event.set()
+
+    def _sleep(self, name, delay):
+        event = self._wakeups.get(name)
+        if event is None:
+            self._stopping.wait(delay)
+            return
+        event.wait(delay)
+        # Cleared before the iteration: whatever woke it, the iteration
+        # that follows sees it.
+        event.clear()
+
     def _loops(self):
         """``[(name, iteration)]`` of every loop this service runs."""
         return [('heartbeat', self._heartbeat)]
@@ -201,7 +219,10 @@ class Service(oslo_service.Service):
             self.conf, dbaas_context.get_admin_context(), self.binary,
             self.topic)
         self.on_start()
-        for name, iteration in self._loops():
+        loops = self._loops()
+        for name, _ in loops:
+            self._wakeups[name] = threading.Event()
+        for name, iteration in loops:
             thread = threading.Thread(
                 target=self._run_loop, args=(name, iteration),
                 name='%s-%s' % (self.binary, name), daemon=True)
@@ -214,6 +235,8 @@ class Service(oslo_service.Service):
         if self._stopping.is_set() and not self._threads:
             return
         self._stopping.set()
+        for event in self._wakeups.values():
+            event.set()
         for server in self.servers:
             server.stop()
         for server in self.servers:
@@ -271,8 +294,8 @@ class Service(oslo_service.Service):
             except Exception:
                 # Only reached once stopping: the retry gave up.
                 break
-            if delay:
-                self._stopping.wait(delay)
+            if delay and not self._stopping.is_set():
+                self._sleep(name, delay)
 
 
 class LoopingService(Service):

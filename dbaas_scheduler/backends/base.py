@@ -33,6 +33,7 @@ import abc
 import dataclasses
 import datetime
 import re
+import threading
 
 from dbaas_scheduler import exception
 
@@ -61,6 +62,27 @@ def tagged_execution_id(description):
     """
     found = _TAG.search(description or '')
     return found.group(1) if found else None
+
+
+_LISTENERS = []
+_LISTENERS_LOCK = threading.Lock()
+
+
+def add_finish_listener(listener):
+    """Call ``listener(backup_id)`` when a backend reports a backup ended.
+
+    A hint, not a state: the listener checks the backup through the
+    backend as a poll would.  It must return quickly (it runs in the
+    backend's thread).
+    """
+    with _LISTENERS_LOCK:
+        _LISTENERS.append(listener)
+
+
+def remove_finish_listener(listener):
+    with _LISTENERS_LOCK:
+        if listener in _LISTENERS:
+            _LISTENERS.remove(listener)
 
 
 class BackupStatus:
@@ -158,6 +180,22 @@ class BackupBackend(metaclass=abc.ABCMeta):
 
     def __init__(self, conf):
         self.conf = conf
+
+    def report_finished(self, backup_id):
+        """Tell the worker that backup ``backup_id`` may have ended now.
+
+        For backends that know when a backup ends; the others leave the
+        worker to poll.  It only makes the worker look sooner: what it
+        records still comes from :meth:`get_backup`.
+        """
+        with _LISTENERS_LOCK:
+            listeners = list(_LISTENERS)
+        for listener in listeners:
+            try:
+                listener(backup_id)
+            except Exception:
+                # A hint lost: the next poll sees the backup anyway.
+                pass
 
     def check_instance(self, policy):
         """Check that ``policy.instance_id`` is an instance this can back up.

@@ -174,6 +174,9 @@ class ExecutionRunner:
         self.compensator = compensator or strays.Compensator(conf)
         self.recorder = recorder.BackupIdRecorder(owner)
         self.overlap = overlap.OverlapJudge(conf, self)
+        # Called with the backup id of a resumed execution: the poller
+        # looks at it now rather than at its next pass.
+        self.check_soon = None
 
     def run(self, context, execution_ids):
         """Claim and start what this worker can get of ``execution_ids``."""
@@ -254,6 +257,8 @@ class ExecutionRunner:
             LOG.info('Execution %s of policy %s: resuming; backup %s was '
                      'started before', execution.id, execution.policy_id,
                      execution.backup_id)
+            if self.check_soon is not None:
+                self.check_soon(execution.backup_id)
             return STARTED
         # A claim beyond the first may have had backups created for it.
         tried = execution.attempts > 1

@@ -27,10 +27,20 @@ thread per backup, one pass every ``[worker] poll_interval`` seconds:
 
 The database is the only record of what this worker watches, so a worker
 that restarts, or resumes another's executions, just finds them here.
+
+A backend that knows when a backup ended reports it
+(``BackupBackend.report_finished``): the poller notes the backup id
+(:meth:`BackupPoller.backup_may_be_finished`) and wakes its loop, which
+at once runs a pass limited to those backups -- the same query, claims
+and checks as a full pass, so the fencing is the same.  A backup id not
+recorded yet (the job ended before the worker recorded it) is looked for
+again a little later.
 """
 
 import collections
 import datetime
+import threading
+import time
 
 import futurist
 from oslo_log import log as logging
@@ -48,6 +58,11 @@ LOG = logging.getLogger(__name__)
 
 Status = enums.ExecutionStatus
 
+# How long a reported backup id is looked for while it is not recorded
+# yet, and how often, in seconds.
+DUE_PATIENCE = 30
+DUE_RETRY = 0.5
+
 
 class BackupPoller:
     """Watching and retention (architecture.rst, "The poller") for a worker."""
@@ -58,15 +73,61 @@ class BackupPoller:
         self.owner = runner.owner
         self._pool = futurist.ThreadPoolExecutor(
             max_workers=conf.worker.poll_concurrency)
+        # {backup id: monotonic time it was reported} to check early.
+        self._due = {}
+        self._due_lock = threading.Lock()
+        # Set by the service: wakes the poller loop.
+        self.wake = None
 
     def close(self):
         self._pool.shutdown(wait=True)
 
+    def backup_may_be_finished(self, backup_id):
+        """The backend's report: check ``backup_id`` now, not next pass."""
+        with self._due_lock:
+            self._due.setdefault(backup_id, time.monotonic())
+        if self.wake is not None:
+            self.wake()
+
+    def take_due(self):
+        """The backup ids reported since the last look (and forgets them)."""
+        with self._due_lock:
+            due, self._due = self._due, {}
+        return due
+
+    def has_due(self):
+        with self._due_lock:
+            return bool(self._due)
+
+    def run_due(self, context, due):
+        """A pass over the backups of ``due`` (see :meth:`take_due`).
+
+        Those not found among this worker's started backups are kept for
+        another look (until ``DUE_PATIENCE``): their id may not be
+        recorded yet.  Returns how many backups it checked.
+        """
+        checked = self._pass(context, set(due))
+        now = time.monotonic()
+        with self._due_lock:
+            for backup_id, reported in due.items():
+                if backup_id not in checked and (
+                        now - reported < DUE_PATIENCE):
+                    self._due.setdefault(backup_id, reported)
+        return len(checked)
+
     def run_pass(self, context):
         """One pass; returns how many backups it checked."""
+        return len(self._pass(context))
+
+    def _pass(self, context, backup_ids=None):
+        """A pass (over ``backup_ids`` only, if given); the ids checked."""
         in_flight = db_worker.list_backups_in_flight(context, self.owner)
         self.runner.keeper.adopt({execution.id: execution.claim_id
                                   for execution, _ in in_flight})
+        if backup_ids is not None:
+            in_flight = [(execution, policy)
+                         for execution, policy in in_flight
+                         if execution.backup_id in backup_ids]
         # One backend question per project, not per backup: Trove limits
         # requests per project (200 GETs a minute by default).
         groups = collections.defaultdict(list)
@@ -83,7 +144,7 @@ class BackupPoller:
                                                  context, pairs))
         for future in futures:
             future.result()
-        return len(in_flight)
+        return {execution.backup_id for execution, _ in in_flight}
 
     def check_project(self, context, pairs):
         """:meth:`check` for the executions of one project, asked at once.

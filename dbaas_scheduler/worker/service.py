@@ -24,10 +24,12 @@ hands its executions to another worker at once.
 """
 
 import threading
+import time
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler import rpc
 from dbaas_scheduler import service
 from dbaas_scheduler.worker import leases
@@ -65,6 +67,7 @@ class WorkerService(service.LoopingService):
         self.runner = None
         self.poller = None
         self.reconciler = reconciler.Reconciler(conf)
+        self._next_full_pass = 0.0
 
     @property
     def topic(self):
@@ -80,6 +83,11 @@ class WorkerService(service.LoopingService):
             strays.Compensator(self.conf), ready=registered)
         endpoint = manager.WorkerManager(self.runner)
         self.poller = poller.BackupPoller(self.conf, self.runner)
+        self.poller.wake = lambda: self.wake('poller')
+        # A resumed backup is looked at once (the local backend then
+        # watches its job, which an earlier worker may have started).
+        self.runner.check_soon = self.poller.backup_may_be_finished
+        backends.add_finish_listener(self.poller.backup_may_be_finished)
         if self.conf.rpc_transport == 'none':
             rpc.register_local_endpoint(self.topic, endpoint, pool_size)
         else:
@@ -99,14 +107,31 @@ class WorkerService(service.LoopingService):
                 ('reconciler', self._reconcile)]
 
     def _poll(self, context):
+        # A full pass every poll_interval; in between, woken by a backend
+        # that reported a backup ended, a pass over those backups only.
+        now = time.monotonic()
+        if now < self._next_full_pass:
+            due = self.poller.take_due()
+            if due:
+                self.poller.run_due(context, due)
+            return self._poll_delay()
         started = timeutils.utcnow(True)
+        self.poller.take_due()
         checked = self.poller.run_pass(context)
         if checked:
             LOG.debug('Poll pass: checked %d running backups in %.2fs',
                       checked,
                       (timeutils.utcnow(True) - started).total_seconds())
         self.runner.compensator.run_pass(context)
-        return self.conf.worker.poll_interval
+        self._next_full_pass = now + self.conf.worker.poll_interval
+        return self._poll_delay()
+
+    def _poll_delay(self):
+        delay = max(0.0, self._next_full_pass - time.monotonic())
+        if self.poller.has_due():
+            # Reported, but not recorded yet: look again soon.
+            delay = min(delay, poller.DUE_RETRY)
+        return delay
 
     def _renew_leases(self, context):
         keeper = self.runner.keeper
@@ -125,6 +150,8 @@ class WorkerService(service.LoopingService):
             return
         self.runner.recorder.stop()
         if self.poller is not None:
+            backends.remove_finish_listener(
+                self.poller.backup_may_be_finished)
             self.poller.close()
         try:
             released = self.runner.keeper.release_all(

@@ -51,7 +51,9 @@ class LocalBackend(base.BackupBackend):
 
     def __init__(self, conf):
         super().__init__(conf)
-        self._jobs = job_control.JobControl()
+        # The job's end is reported at once (base.BackupBackend.
+        # report_finished): the worker need not wait for its next poll.
+        self._jobs = job_control.JobControl(on_exit=self.report_finished)
 
     # The backend interface.
 
@@ -233,8 +235,12 @@ class LocalBackend(base.BackupBackend):
         manifest = manifests.read_manifest(manifest_path)
         if (manifest is None
                 or manifest['status'] != base.BackupStatus.BUILDING
-                or self._made_elsewhere(manifest)
-                or self._jobs.running(manifest)):
+                or self._made_elsewhere(manifest)):
+            return manifest
+        if self._jobs.running(manifest):
+            # A job an earlier worker of this host started: its end is
+            # reported too.
+            self._jobs.watch(manifest)
             return manifest
         # The job may have finished between the read and the look.
         manifest = manifests.read_manifest(manifest_path)

@@ -15,10 +15,17 @@ A job is started before its manifest exists and only let go once the
 manifest naming its pid is on disk (see :mod:`.job`).  Whether a job still
 runs is judged by its pid and the pid's start time from ``/proc``, so that
 any process on the host can tell, not only the one that started it.
+
+Each job is watched by a thread that calls ``on_exit(backup_id)`` as soon
+as the job has ended (the job writes its final manifest before it exits):
+jobs this process started are waited for, and jobs an earlier worker of
+this host started are watched through a pidfd (Linux), so that a worker
+restarted mid-backup still learns at once that the backup ended.
 """
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -87,11 +94,67 @@ def job_alive(pid, started=None):
 class JobControl:
     """The job processes of one backend: started, reaped, judged, stopped."""
 
-    def __init__(self):
+    def __init__(self, on_exit=None):
         # Jobs this process started, by backup id: reaped as they end, so
         # that a long-lived worker does not collect zombies.
         self._jobs = {}
         self._jobs_lock = threading.Lock()
+        self._on_exit = on_exit
+        # Backup ids whose job a thread watches.
+        self._watched = set()
+
+    def _exited(self, backup_id):
+        with self._jobs_lock:
+            self._watched.discard(backup_id)
+        if self._on_exit is not None:
+            self._on_exit(backup_id)
+
+    def _watch_thread(self, backup_id, wait):
+        with self._jobs_lock:
+            if backup_id in self._watched:
+                return
+            self._watched.add(backup_id)
+
+        def run():
+            try:
+                wait()
+            except Exception:
+                LOG.debug('Watching the job of backup %s failed',
+                          backup_id, exc_info=True)
+            self._exited(backup_id)
+
+        threading.Thread(target=run, daemon=True,
+                         name='local-job-%s' % backup_id[:8]).start()
+
+    def watch(self, manifest):
+        """Call ``on_exit`` once the job of ``manifest`` (of this host) ends.
+
+        For a job another process started; best effort: where a pidfd
+        cannot be had, the worker's poll sees the job end.
+        """
+        if self._on_exit is None or not hasattr(os, 'pidfd_open'):
+            return
+        backup_id = manifest['id']
+        with self._jobs_lock:
+            if backup_id in self._watched or backup_id in self._jobs:
+                return
+        try:
+            fd = os.pidfd_open(manifest['pid'])
+        except (OSError, KeyError, TypeError):
+            return
+        # Opened, then judged: the pidfd names the job, not a later
+        # process given its pid.
+        if not job_alive(manifest['pid'], manifest.get('pid_started')):
+            os.close(fd)
+            return
+
+        def wait():
+            try:
+                select.select([fd], [], [])
+            finally:
+                os.close(fd)
+
+        self._watch_thread(backup_id, wait)
 
     def start(self, directory, backup_id, orders, make_manifest):
         """Start the job, record its manifest, then let it go.
@@ -130,6 +193,8 @@ class JobControl:
         except OSError:
             # The job is already gone; the manifest will say FAILED.
             pass
+        if self._on_exit is not None:
+            self._watch_thread(backup_id, process.wait)
         return manifest
 
     def reap(self):

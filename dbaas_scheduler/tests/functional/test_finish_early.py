@@ -1,0 +1,188 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Backups finish when they finish, and a restart loses no time.
+
+dbaas-scheduler-all in a process with the ``local`` backend and a poll
+interval of 60 seconds: the end of a dump job is reported at once, so the
+execution finishes within a second or two, not at the next poll; and a
+worker stopped (SIGTERM) mid-backup gives its leases up, so that the
+process started again resumes the execution and finishes it as soon as the
+job, which outlived the worker, ends.
+"""
+
+import datetime
+import json
+import os
+import sqlite3
+import time
+import urllib.error
+import urllib.request
+
+import fixtures
+from testtools import content
+
+from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
+from dbaas_scheduler.tests.functional import process_fixtures
+
+FINAL = ('SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED')
+
+
+class TestFinishEarly(base.TestCase):
+
+    # Bytes of incompressible data in the "big" database: a dump at
+    # compression level 9 of a few seconds.
+    BIG = 48 * 1024 * 1024
+
+    def setUp(self):
+        super().setUp()
+        self.tempdir = self.useFixture(fixtures.TempDir()).path
+        self.notes = self._database('notes.db', 1)
+        self.big = self._database('big.db', self.BIG // (1024 * 1024))
+        self.port = api_fixtures.free_port()
+        self.backups = os.path.join(self.tempdir, 'backups')
+        config = os.path.join(self.tempdir, 'all.conf')
+        process_fixtures.write_config(config, {
+            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
+            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
+            'worker': {'poll_interval': 60},
+            'local_backend': {
+                'instances': 'notes:sqlite:///%s,big:sqlite:///%s'
+                             % (self.notes, self.big),
+                'backup_dir': self.backups,
+                'compression_level': 9},
+        })
+        self.process = self.useFixture(process_fixtures.ServiceProcess(
+            'all', config, os.path.join(self.tempdir, 'all.log')))
+        self.addOnException(self._attach_log)
+        self._wait_up()
+
+    def _database(self, name, megabytes):
+        path = os.path.join(self.tempdir, name)
+        database = sqlite3.connect(path)
+        database.execute('CREATE TABLE notes (body BLOB)')
+        for _ in range(megabytes):
+            database.execute('INSERT INTO notes VALUES (?)',
+                             (os.urandom(1024 * 1024),))
+        database.commit()
+        database.close()
+        return path
+
+    def _wait_up(self):
+        self.assertTrue(process_fixtures.wait_until(self._up, 90),
+                        'dbaas-scheduler-all did not answer within 90 s')
+
+    def _attach_log(self, exc_info):
+        self.addDetail('all.log',
+                       content.text_content(self.process.log()[-20000:]))
+
+    def _up(self):
+        try:
+            return self.request('GET', '/')[0] == 200
+        except OSError:
+            return False
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
+            method=method, headers={'Content-Type': 'application/json'})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read() or 'null')
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or 'null')
+
+    def _policy(self, instance):
+        status, body = self.request('POST', '/v1/backup-policies', {
+            'backup_policy': {'name': instance, 'instance_id': instance,
+                              'backend': 'local',
+                              'schedule': '0 3 * * *', 'keep_last': 5}})
+        self.assertEqual(201, status, body)
+        return body['backup_policy']['id']
+
+    def _run(self, policy_id):
+        status, body = self.request(
+            'POST', '/v1/backup-policies/%s/run' % policy_id)
+        self.assertEqual(202, status, body)
+        return body['execution']['id']
+
+    def _execution(self, execution_id):
+        return self.request('GET', '/v1/executions/%s'
+                            % execution_id)[1]['execution']
+
+    def _wait_final(self, execution_id, timeout):
+        def final():
+            found = self._execution(execution_id)
+            return found if found['status'] in FINAL else None
+        return process_fixtures.wait_until(final, timeout, 0.05)
+
+    def _manifest(self, instance, backup_id):
+        path = os.path.join(self.backups, instance, backup_id + '.json')
+        try:
+            with open(path) as stream:
+                return json.load(stream)
+        except (OSError, ValueError):
+            return None
+
+    def test_a_finished_backup_is_seen_at_once(self):
+        policy_id = self._policy('notes')
+        for run in range(2):
+            started = time.monotonic()
+            execution_id = self._run(policy_id)
+            execution = self._wait_final(execution_id, 10)
+            elapsed = time.monotonic() - started
+            # Not the 60 s of the poll interval.
+            self.assertIsNotNone(execution, 'not finished within 10 s')
+            self.assertEqual('SUCCEEDED', execution['status'], execution)
+            self.assertLess(elapsed, 3)
+            self.addDetail('run %d: seconds to SUCCEEDED' % run,
+                           content.text_content('%.2f' % elapsed))
+
+    def test_a_restart_mid_backup_loses_no_time(self):
+        # SIGTERM (systemd, docker stop): the worker gives its leases up.
+        self._restart_mid_backup(
+            lambda: self.assertEqual(0, self.process.terminate()))
+
+    def _restart_mid_backup(self, stop):
+        policy_id = self._policy('big')
+        execution_id = self._run(policy_id)
+        running = process_fixtures.wait_until(
+            lambda: self._execution(execution_id)['backup_id'], 30, 0.05)
+        self.assertTrue(running, 'no backup started within 30 s')
+        backup_id = self._execution(execution_id)['backup_id']
+
+        # Ctrl-C mid-backup: the job outlives the worker.
+        stop()
+        manifest = self._manifest('big', backup_id)
+        self.assertEqual('BUILDING', manifest['status'],
+                         'the dump ended before the stop: make BIG larger')
+        self.process.start()
+        self._wait_up()
+
+        execution = self._wait_final(execution_id, 60)
+        seen = datetime.datetime.now(datetime.timezone.utc)
+        self.assertIsNotNone(execution, 'not finished within 60 s')
+        self.assertEqual('SUCCEEDED', execution['status'], execution)
+        manifest = self._manifest('big', backup_id)
+        self.assertEqual('COMPLETED', manifest['status'])
+        done = datetime.datetime.fromisoformat(manifest['finished_at'])
+        if done.tzinfo is None:
+            done = done.replace(tzinfo=datetime.timezone.utc)
+        lag = (seen - done).total_seconds()
+        self.addDetail('seconds from dump end to SUCCEEDED',
+                       content.text_content('%.2f' % lag))
+        # Not the 300 s of a lease, nor the 60 s of the poll interval.
+        self.assertLess(lag, 5)
+        self.assertEqual(1, len([
+            name for name in os.listdir(os.path.join(self.backups, 'big'))
+            if name.endswith('.sqlite.gz')]))
