@@ -32,14 +32,14 @@ import uuid
 
 from oslo_config import cfg
 from oslo_utils import timeutils
+from tools.benchmarks import common
+from tools.benchmarks import database
 
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import migration
-from tools.benchmarks import common
-from tools.benchmarks import database
 
 EXECUTION_COLUMNS = ('id', 'policy_id', 'project_id', 'instance_id',
                      'scheduled_at', 'trigger', 'status', 'attempts',

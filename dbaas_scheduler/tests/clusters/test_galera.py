@@ -26,12 +26,12 @@ import fixtures
 import sqlalchemy as sa
 import testtools
 from testtools import content
+from tools.clusters import galera
 
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import models
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional.engine import test_engine
-from tools.clusters import galera
 
 
 def _free_base_port():
