@@ -277,8 +277,10 @@ class SetBackupPolicy(command.Command):
             api.update_policy(policy['id'], changes)
 
 
-class DeleteBackupPolicy(command.Command):
-    """Delete backup policies; their executions stay as history."""
+class _EachPolicy(command.Command):
+    """Do ``ACTION`` to each policy named on the command line."""
+
+    ACTION = None
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -287,49 +289,48 @@ class DeleteBackupPolicy(command.Command):
                                  'more).')
         return parser
 
+    def act(self, api, policy_id, parsed_args):
+        raise NotImplementedError()
+
     def take_action(self, parsed_args):
         api = self.app.client_manager.backup_scheduler
         v1.for_each(parsed_args.policies,
-                    lambda name: api.delete_policy(
-                        v1.find_policy(api, name)['id']), 'delete')
+                    lambda name: self.act(api, v1.find_policy(api, name)['id'],
+                                          parsed_args), self.ACTION)
 
 
-class PauseBackupPolicy(command.Command):
+class DeleteBackupPolicy(_EachPolicy):
+    """Delete backup policies; their executions stay as history."""
+
+    ACTION = 'delete'
+
+    def act(self, api, policy_id, parsed_args):
+        api.delete_policy(policy_id)
+
+
+class PauseBackupPolicy(_EachPolicy):
     """Pause backup policies: no more runs until resumed."""
+
+    ACTION = 'pause'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('policies', metavar='<policy>', nargs='+',
-                            help='Name or ID of a backup policy (repeat for '
-                                 'more).')
         parser.add_argument(
             '--reason', metavar='<reason>',
             help='Why, shown as the policy\'s paused reason.')
         return parser
 
-    def take_action(self, parsed_args):
-        api = self.app.client_manager.backup_scheduler
-        v1.for_each(parsed_args.policies,
-                    lambda name: api.pause_policy(
-                        v1.find_policy(api, name)['id'],
-                        reason=parsed_args.reason), 'pause')
+    def act(self, api, policy_id, parsed_args):
+        api.pause_policy(policy_id, reason=parsed_args.reason)
 
 
-class ResumeBackupPolicy(command.Command):
+class ResumeBackupPolicy(_EachPolicy):
     """Resume paused backup policies from now on, without missed runs."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('policies', metavar='<policy>', nargs='+',
-                            help='Name or ID of a backup policy (repeat for '
-                                 'more).')
-        return parser
+    ACTION = 'resume'
 
-    def take_action(self, parsed_args):
-        api = self.app.client_manager.backup_scheduler
-        v1.for_each(parsed_args.policies,
-                    lambda name: api.resume_policy(
-                        v1.find_policy(api, name)['id']), 'resume')
+    def act(self, api, policy_id, parsed_args):
+        api.resume_policy(policy_id)
 
 
 class RunBackupPolicy(command.ShowOne):
