@@ -71,12 +71,9 @@ class Faults(threading.Thread):
     def begin(self):
         """Backend faults now; the others from the thread."""
         args = self.args
-        if 'slow' in self.kinds and args.slow_create_share > 0:
-            self.trove.inject_delay(
-                args.slow_create_seconds, operation=fake_trove.BACKUP_CREATE,
-                after=True, probability=args.slow_create_share)
-            self.event(None, '%.0f%% of creates answered after %.0f s',
-                       100 * args.slow_create_share, args.slow_create_seconds)
+        # The fake applies the first injection that matches a request:
+        # late first, so that its share holds whatever the slow share is
+        # (with every create slow, late would otherwise never happen).
         if 'late' in self.kinds and args.late_create_share > 0:
             self.trove.inject_delay(
                 args.late_create_seconds,
@@ -84,6 +81,13 @@ class Faults(threading.Thread):
                 probability=args.late_create_share)
             self.event(None, '%.0f%% of creates land after %.0f s',
                        100 * args.late_create_share, args.late_create_seconds)
+        if 'slow' in self.kinds and args.slow_create_share > 0:
+            self.trove.inject_delay(
+                args.slow_create_seconds, operation=fake_trove.BACKUP_CREATE,
+                after=True, probability=args.slow_create_share)
+            self.event(None,
+                       '%.0f%% of the other creates answered after %.0f s',
+                       100 * args.slow_create_share, args.slow_create_seconds)
         self.started = time.time()
         self.start()
 

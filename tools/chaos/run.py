@@ -245,8 +245,10 @@ class ChaosRun(common.Bench):
         report.item('fault events', ', '.join(
             '%s %d' % item for item in sorted(kinds.items())) or 'none')
         if 'slow' in args.faults:
-            report.item('slow creates', '%.1f%% answered after %.0f s' % (
-                100 * args.slow_create_share, args.slow_create_seconds))
+            report.item('slow creates', '%.1f%% of the others answered after '
+                        '%.0f s' % (
+                            100 * args.slow_create_share,
+                            args.slow_create_seconds))
         if 'late' in args.faults:
             report.item('late creates', '%.1f%% landing after %.0f s' % (
                 100 * args.late_create_share, args.late_create_seconds))
