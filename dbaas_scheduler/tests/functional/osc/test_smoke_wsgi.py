@@ -184,9 +184,19 @@ class TestSmokeUnderUWSGI(_SmokeWSGITests, base.TestCase):
 
     def test_graceful_stop_on_sigterm(self):
         # devstack's stop_process sends SIGTERM: every process exits,
-        # once each (lazy-apps) has loaded the application.
+        # once each (lazy-apps) has loaded the application, even after
+        # requests that used the database and RabbitMQ.
         self.wait_for(lambda: self.api.log().count('WSGI app 0') == 2, 120,
                       lambda: 'the uWSGI workers did not load the app')
+        for _ in range(2):
+            policy = self.openstack(
+                'database', 'backup', 'policy', 'create', '--name',
+                'p-%s' % _, '--instance', 'i-1', '--backend', 'fake',
+                '--schedule', '0 3 * * *', '-f', 'value', '-c', 'ID')
+            self.assertEqual(0, policy.returncode, policy.stderr)
+            run = self.openstack('database', 'backup', 'policy', 'run',
+                                 policy.stdout.strip())
+            self.assertEqual(0, run.returncode, run.stderr)
         self.api.killed = True
         self.api.process.send_signal(signal.SIGTERM)
         self.assertEqual(0, self.api.process.wait(60), self.api.log())
