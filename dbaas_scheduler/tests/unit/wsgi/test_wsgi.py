@@ -14,7 +14,8 @@
 ``dbaas_scheduler.wsgi.api`` configures the process when imported, as a
 WSGI server does it, so each check imports it in a Python of its own and
 calls ``application`` there with the environ a server mounting it at
-``/backup-scheduler`` gives (``SCRIPT_NAME``), as devstack's Apache does.
+``/backup-scheduler`` gives (``SCRIPT_NAME``), as devstack's Apache
+(mod_proxy_uwsgi) does.
 """
 
 import json
@@ -39,7 +40,8 @@ migration.upgrade()
 print(json.dumps({'connection': cfg.CONF.database.connection}))
 for method, script_name, path, body in json.load(sys.stdin):
     req = webob.Request.blank(path, method=method,
-                              base_url='http://api.example:80' + script_name)
+                              base_url='http://api.example:80')
+    req.environ['SCRIPT_NAME'] = script_name
     req.headers.update({'X-Project-Id': 'p1', 'X-Roles': 'member,reader',
                         'X-User-Id': 'u1'})
     if body is not None:
@@ -125,8 +127,9 @@ class TestApplication(base.TestCase):
                                  ['GET', PREFIX, '/v1/', None],
                                  ['GET', PREFIX, '/v1/openapi.json', None],
                                  ['GET', PREFIX, '/healthcheck', None],
-                                 ['GET', '', '/', None]])
-        root, v1, openapi, health, unprefixed = answers
+                                 ['GET', '', '/', None],
+                                 ['GET', PREFIX + '/', '/', None]])
+        root, v1, openapi, health, unprefixed, apache_root = answers
         self.assertEqual(200, root['status'])
         links = {link['rel']: link['href']
                  for link in root['body']['versions'][0]['links']}
@@ -140,6 +143,11 @@ class TestApplication(base.TestCase):
         self.assertEqual([{'url': 'http://api.example/backup-scheduler'}],
                          openapi['body']['servers'])
         self.assertEqual(200, health['status'])
+        # Apache's mod_proxy_uwsgi keeps the slash of /backup-scheduler/
+        # in SCRIPT_NAME when PATH_INFO is "/".
+        self.assertEqual(links['self'],
+                         apache_root['body']['versions'][0]['links'][0][
+                             'href'])
         # The same application at the root of a host has no prefix.
         self.assertEqual(
             'http://api.example/v1/',
