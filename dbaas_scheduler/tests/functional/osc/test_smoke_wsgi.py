@@ -19,7 +19,10 @@ their own, on MariaDB and RabbitMQ. The application is served by cheroot
 (:mod:`..wsgi_server`), and by a real uWSGI when one is installed (``pip
 install uwsgi``), mounted on the path as Apache's ProxyPass mounts it in
 devstack. Without Keystone: ``auth_strategy = noauth``, the client with
-``--os-auth-type none --os-endpoint <host>/backup-scheduler``.
+``--os-auth-type none --os-endpoint <host>/backup-scheduler``. The engine
+consumes Trove's notifications, as the plugin configures it when Trove
+is enabled: a ``trove.instance.delete`` sent as Trove sends it deletes
+the instance's policies.
 """
 
 import json
@@ -31,10 +34,17 @@ import sys
 import urllib.error
 import urllib.request
 
+import kombu
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_messaging import conffixture
+from oslo_utils import uuidutils
 from testtools import content
 
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional.osc import test_cli
 from dbaas_scheduler.tests.functional.osc import test_smoke
 from dbaas_scheduler.tests.functional import process_fixtures
@@ -42,6 +52,8 @@ from dbaas_scheduler.tests.functional.worker import test_worker_processes
 from dbaas_scheduler import wsgi
 
 PATH = '/backup-scheduler'
+PRIORITIES = ('audit', 'critical', 'debug', 'error', 'info', 'sample',
+              'warn')
 STEPS = ('create the policy', 'list and show it', 'its next runs',
          'pause and resume', 'run it now', 'delete it')
 
@@ -78,7 +90,15 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
 
     def setUp(self):
         super().setUp()
-        self.start('engine', 'engine')
+        # Trove's notifications, as the plugin wires them with Trove
+        # enabled ([engine] trove_notifications), on an exchange of this
+        # test's own.
+        self.trove_exchange = 'dbaas-test-%s' % uuidutils.generate_uuid()[:12]
+        self.addCleanup(self._delete_trove_queues)
+        self.start('engine', 'engine', engine={
+            'trove_notifications': True,
+            'trove_notification_exchange': self.trove_exchange,
+            'trove_notification_topics': self.trove_exchange})
         self.start('worker', 'worker')
         self.port = test_cli.free_port()
         self.url = 'http://127.0.0.1:%d%s' % (self.port, PATH)
@@ -96,6 +116,32 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
 
     def server_argv(self):
         raise NotImplementedError
+
+    def _delete_trove_queues(self):
+        queues = ['%s.%s' % (self.trove_exchange, priority)
+                  for priority in PRIORITIES]
+        queues.append(notification_listener.pool_name(self.conf))
+        try:
+            with kombu.Connection(messaging_fixtures.transport_url().replace(
+                    'rabbit://', 'amqp://', 1)) as connection:
+                channel = connection.channel()
+                for name in queues:
+                    channel.queue_delete(name)
+                channel.exchange_delete(self.trove_exchange)
+        except Exception:
+            pass
+
+    def notify_as_trove(self, event_type, payload):
+        """Send a notification as Trove's task manager sends it."""
+        trove_conf = cfg.ConfigOpts()
+        fixture = self.useFixture(conffixture.ConfFixture(
+            trove_conf, transport_url=messaging_fixtures.transport_url()))
+        fixture.conf.set_override('control_exchange', self.trove_exchange)
+        transport = messaging.get_notification_transport(trove_conf)
+        self.addCleanup(transport.cleanup)
+        messaging.Notifier(
+            transport, 'trove-taskmanager.host', driver='messagingv2',
+            topics=[self.trove_exchange]).info({}, event_type, payload)
 
     def test_version_document_carries_the_path(self):
         status, body = get(self.url + '/')
@@ -137,6 +183,31 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
 class TestSmokeUnderCheroot(_SmokeWSGITests, base.TestCase):
 
     DRIVER = 'mysql'
+
+    def test_trove_deleting_an_instance_deletes_its_policies(self):
+        ids = {}
+        for name, instance in (('gone-1', 'gone'), ('gone-2', 'gone'),
+                               ('kept', 'alive')):
+            result = self.openstack(
+                'database', 'backup', 'policy', 'create', '--name', name,
+                '--instance', instance, '--backend', 'fake', '--schedule',
+                '0 3 * * *', '-f', 'value', '-c', 'ID')
+            self.assertEqual(0, result.returncode, result.stderr)
+            ids[name] = result.stdout.strip()
+        # The engine's listener is up once its queue exists: until then a
+        # notification would find no queue and be dropped, so send again.
+
+        def deleted_after_notice():
+            self.notify_as_trove('trove.instance.delete',
+                                 {'instance_id': 'gone'})
+            return process_fixtures.wait_until(
+                lambda: get('%s/v1/backup-policies/%s' % (
+                    self.url, ids['gone-1']))[0] == 404, 5, 0.5)
+        self.wait_for(deleted_after_notice, 120,
+                      lambda: 'the policies of the deleted instance stay')
+        for name, status in (('gone-2', 404), ('kept', 200)):
+            self.assertEqual(status, get('%s/v1/backup-policies/%s' % (
+                self.url, ids[name]))[0], name)
 
     def server_argv(self):
         return [sys.executable, '-m',
