@@ -5,9 +5,10 @@
 #
 # Installs the package, creates its database, writes its configuration,
 # registers its service user and its catalog entry (service type
-# backup-scheduler), and runs the API, an engine and a worker as the
-# devstack services dbaas-sched-api, dbaas-sched-engine and
-# dbaas-sched-worker. See devstack/README.rst.
+# backup-scheduler), and runs the API (under uWSGI behind Apache on
+# /backup-scheduler, or standalone: DBAAS_SCHEDULER_DEPLOY), an engine and
+# a worker as the devstack services dbaas-sched-api, dbaas-sched-engine
+# and dbaas-sched-worker. See devstack/README.rst.
 #
 # devstack sources this file at every phase, with the variables of
 # devstack/settings and devstack's functions already loaded.
@@ -40,6 +41,17 @@ function install_dbaas_scheduler {
     pip_install -e "$DBAAS_SCHEDULER_DIR/client"
 }
 
+# dbaas_scheduler_api_url - the API's root, as clients reach it: the
+# path behind devstack's Apache, or the standalone API's port.
+function dbaas_scheduler_api_url {
+    local base="$DBAAS_SCHEDULER_SERVICE_PROTOCOL://$DBAAS_SCHEDULER_SERVICE_HOST"
+    if [[ "$DBAAS_SCHEDULER_DEPLOY" == "uwsgi" ]]; then
+        echo "$base$DBAAS_SCHEDULER_URL_PATH"
+    else
+        echo "$base:$DBAAS_SCHEDULER_SERVICE_PORT"
+    fi
+}
+
 # create_dbaas_scheduler_accounts - the service user, the service and its
 # endpoints.
 function create_dbaas_scheduler_accounts {
@@ -48,12 +60,13 @@ function create_dbaas_scheduler_accounts {
     create_service_user "$DBAAS_SCHEDULER_SERVICE_USER" "admin"
 
     local url
-    url="$DBAAS_SCHEDULER_SERVICE_PROTOCOL://$DBAAS_SCHEDULER_SERVICE_HOST:$DBAAS_SCHEDULER_SERVICE_PORT"
+    url=$(dbaas_scheduler_api_url)
     get_or_create_service "dbaas-scheduler" "$DBAAS_SCHEDULER_SERVICE_TYPE" \
         "Scheduled backups of database instances"
     # The root of the service, without /v1: the version document is there.
+    # Public and internal (no admin: Keystone v3 has no use for it).
     get_or_create_endpoint "$DBAAS_SCHEDULER_SERVICE_TYPE" "$REGION_NAME" \
-        "$url" "$url" "$url"
+        "$url" "" "$url"
 }
 
 # configure_dbaas_scheduler - write the configuration file.
@@ -70,14 +83,28 @@ function configure_dbaas_scheduler {
     iniset "$conf" DEFAULT state_path "$DBAAS_SCHEDULER_STATE_PATH"
     iniset "$conf" DEFAULT auth_strategy keystone
     iniset "$conf" DEFAULT rpc_transport oslo
-    iniset "$conf" DEFAULT transport_url "$(get_transport_url)"
+    # transport_url of devstack's RabbitMQ, with its heartbeat settings.
+    iniset_rpc_backend dbaas-scheduler "$conf" DEFAULT
 
     iniset "$conf" database connection \
         "$(database_connection_url "$DBAAS_SCHEDULER_DB_NAME")"
 
-    iniset "$conf" api bind_host "$(ipv6_unquote "$SERVICE_LISTEN_ADDRESS")"
-    iniset "$conf" api bind_port "$DBAAS_SCHEDULER_SERVICE_PORT"
     iniset "$conf" api trust_roles "$DBAAS_SCHEDULER_TRUST_ROLES"
+    if [[ "$DBAAS_SCHEDULER_DEPLOY" == "uwsgi" ]]; then
+        configure_dbaas_scheduler_uwsgi
+    else
+        iniset "$conf" api bind_host "$(ipv6_unquote "$SERVICE_LISTEN_ADDRESS")"
+        if is_service_enabled tls-proxy; then
+            iniset "$conf" api bind_port "$DBAAS_SCHEDULER_SERVICE_PORT_INT"
+        else
+            iniset "$conf" api bind_port "$DBAAS_SCHEDULER_SERVICE_PORT"
+        fi
+    fi
+    # Behind tls-proxy the API sees plain HTTP: links in its answers take
+    # the scheme and host from the proxy's X-Forwarded-* headers.
+    if is_service_enabled tls-proxy; then
+        iniset "$conf" oslo_middleware enable_proxy_headers_parsing True
+    fi
 
     # Token validation by the API.
     configure_keystone_authtoken_middleware "$conf" \
@@ -115,6 +142,18 @@ function configure_dbaas_scheduler {
     setup_logging "$conf"
 }
 
+# configure_dbaas_scheduler_uwsgi - the API as a uWSGI application that
+# devstack's Apache serves on /backup-scheduler (write_uwsgi_config adds
+# the ProxyPass; the application gets the path as SCRIPT_NAME).
+function configure_dbaas_scheduler_uwsgi {
+    write_uwsgi_config "$DBAAS_SCHEDULER_UWSGI_CONF" "$DBAAS_SCHEDULER_UWSGI" \
+        "$DBAAS_SCHEDULER_URL_PATH" "" "dbaas-scheduler-api"
+    # The configuration file, whatever DBAAS_SCHEDULER_CONF says (the
+    # application has no command line).
+    iniset "$DBAAS_SCHEDULER_UWSGI_CONF" uwsgi env \
+        "OS_DBAAS_SCHEDULER_CONFIG_FILES=$DBAAS_SCHEDULER_CONF"
+}
+
 # configure_trove_notifications - make Trove send its notifications to
 # devstack's RabbitMQ (the engines' listener consumes
 # trove.instance.delete there). Trove's plugin writes $TROVE_CONF before
@@ -122,7 +161,8 @@ function configure_dbaas_scheduler {
 function configure_trove_notifications {
     local trove_conf=${TROVE_CONF:-/etc/trove/trove.conf}
     if [[ ! -f "$trove_conf" ]]; then
-        echo "No $trove_conf: Trove's notifications are not configured"
+        warn $LINENO "No $trove_conf (enable Trove's plugin before this one):" \
+            "Trove sends no notifications; policies of deleted instances stay"
         return 0
     fi
     iniset "$trove_conf" oslo_messaging_notifications driver messagingv2
@@ -138,15 +178,22 @@ function init_dbaas_scheduler {
 # start_dbaas_scheduler - the API, the engine and the worker.
 function start_dbaas_scheduler {
     local args="--config-file $DBAAS_SCHEDULER_CONF"
-    run_process dbaas-sched-api "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-api $args"
+    if [[ "$DBAAS_SCHEDULER_DEPLOY" == "uwsgi" ]]; then
+        run_process dbaas-sched-api "$(which uwsgi) --procname-prefix dbaas-scheduler-api --ini $DBAAS_SCHEDULER_UWSGI_CONF"
+    else
+        run_process dbaas-sched-api "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-api $args"
+        if is_service_enabled tls-proxy && is_service_enabled dbaas-sched-api; then
+            start_tls_proxy dbaas-scheduler-api '*' \
+                "$DBAAS_SCHEDULER_SERVICE_PORT" "$DBAAS_SCHEDULER_SERVICE_HOST" \
+                "$DBAAS_SCHEDULER_SERVICE_PORT_INT"
+        fi
+    fi
     run_process dbaas-sched-engine "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-engine $args"
     run_process dbaas-sched-worker "$DBAAS_SCHEDULER_BIN_DIR/dbaas-scheduler-worker $args"
 
     if is_service_enabled dbaas-sched-api; then
         echo "Waiting for the dbaas-scheduler API to answer"
-        local url
-        url="$DBAAS_SCHEDULER_SERVICE_PROTOCOL://$DBAAS_SCHEDULER_SERVICE_HOST:$DBAAS_SCHEDULER_SERVICE_PORT/"
-        if ! wait_for_service "$SERVICE_TIMEOUT" "$url"; then
+        if ! wait_for_service "$SERVICE_TIMEOUT" "$(dbaas_scheduler_api_url)/"; then
             die $LINENO "dbaas-sched-api did not start (see journalctl -u devstack@dbaas-sched-api)"
         fi
     fi
@@ -160,12 +207,19 @@ function stop_dbaas_scheduler {
     done
 }
 
-# cleanup_dbaas_scheduler - remove the configuration and local state.
+# cleanup_dbaas_scheduler - remove the configuration and local state, and
+# the API's uWSGI configuration and Apache site.
 function cleanup_dbaas_scheduler {
+    remove_uwsgi_config "$DBAAS_SCHEDULER_UWSGI_CONF" "dbaas-scheduler-api"
+    sudo rm -f "$(apache_site_config_for dbaas-scheduler-api)"
     sudo rm -rf "$DBAAS_SCHEDULER_CONF_DIR" "$DBAAS_SCHEDULER_STATE_PATH"
 }
 
 if is_dbaas_scheduler_enabled; then
+    if [[ "$DBAAS_SCHEDULER_DEPLOY" != "uwsgi" && "$DBAAS_SCHEDULER_DEPLOY" != "standalone" ]]; then
+        die $LINENO "DBAAS_SCHEDULER_DEPLOY=$DBAAS_SCHEDULER_DEPLOY: uwsgi or standalone"
+    fi
+
     if [[ "$1" == "stack" && "$2" == "install" ]]; then
         echo_summary "Installing dbaas-scheduler"
         install_dbaas_scheduler

@@ -11,7 +11,9 @@
 #   $ $DEST/dbaas-scheduler/devstack/smoke.sh
 #
 # The functional test suite runs it too, against a dbaas-scheduler-all it
-# starts (tests/functional/osc/test_smoke.py).
+# starts (tests/functional/osc/test_smoke.py), and against the WSGI
+# application on /backup-scheduler with an engine and a worker, as this
+# plugin deploys them (tests/functional/osc/test_smoke_wsgi.py).
 #
 # Environment:
 #   OPENSTACK         the command (default: openstack), with any options,

@@ -9,31 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""WSGI entry point of the REST API, for uWSGI, mod_wsgi and the like.
+"""The REST API's WSGI application: ``dbaas_scheduler.wsgi.api:application``.
 
-``application`` reads the configuration files named by
-``DBAAS_SCHEDULER_CONFIG_FILES`` (comma-separated) or, by default, those
-oslo.config finds for the project (``/etc/dbaas-scheduler/...``).
+Importing this module reads the configuration (see
+:mod:`dbaas_scheduler.wsgi`); import it only in the process that serves
+the API.
 """
 
-import os
+from dbaas_scheduler import wsgi
 
-from oslo_config import cfg
-
-# First: select the threading backend and keep eventlet out, as the
-# programs do, before anything imports oslo.messaging.
-import dbaas_scheduler.cmd  # noqa: F401
-from dbaas_scheduler.api import service  # noqa: I100,H306
-from dbaas_scheduler import config
-from dbaas_scheduler.db import api as db_api
-
-
-def init_application():
-    files = os.environ.get('DBAAS_SCHEDULER_CONFIG_FILES')
-    config.parse_args(cfg.CONF, [], default_config_files=(
-        [f for f in files.split(',') if f] if files else None))
-    db_api.configure(cfg.CONF)
-    return service.make_application(cfg.CONF)
-
-
-application = init_application()
+application = wsgi.init_application()
