@@ -161,7 +161,10 @@ class TestServiceIdentity(base.TestCase):
             return_value={}))
         self.useFixture(fixtures.MockPatchObject(
             worker_service.leases.LeaseKeeper, 'release_all',
-            return_value=0))
+            return_value=[]))
+        self.useFixture(fixtures.MockPatchObject(
+            worker_service.orphans.OrphanTaker, 'run_pass',
+            return_value=[]))
         made = worker_service.WorkerService(self.conf)
         self.assertIsNone(made.runner)
         self._start(made)
@@ -169,7 +172,8 @@ class TestServiceIdentity(base.TestCase):
         self.assertEqual(made.service_id, made.runner.owner)
         self.assertEqual(made.service_id, made.runner.recorder.owner)
         self.assertEqual(made.service_id, made.poller.owner)
-        self.assertEqual(['poller', 'leases', 'reconciler', 'heartbeat'],
+        self.assertEqual(['poller', 'leases', 'reconciler', 'orphans',
+                          'heartbeat'],
                          [name for name, _ in made._loops()])
         rpc.cleanup()
 
