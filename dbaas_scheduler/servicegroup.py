@@ -109,9 +109,10 @@ class ProcessIdentity(typing.NamedTuple):
         """The identity written by ``str()``, or None if it is not one."""
         try:
             boot, namespace, pid, start = (text or '').split(cls.SEPARATOR)
-            return cls(boot, namespace, int(pid), int(start))
+            identity = cls(boot, namespace, int(pid), int(start))
         except ValueError:
             return None
+        return identity if identity.pid > 0 else None
 
     def judge(self):
         """Whether this process still runs: ALIVE, GONE or UNKNOWN.
@@ -127,9 +128,15 @@ class ProcessIdentity(typing.NamedTuple):
             return UNKNOWN
         stat = process_stat(self.pid)
         if stat is None:
-            if not os.path.exists('/proc/self/stat'):
-                return UNKNOWN
-            return GONE
+            # No /proc entry: no such process -- unless /proc hides other
+            # users' processes (hidepid), which the kernel tells apart.
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return GONE
+            except PermissionError:
+                pass
+            return UNKNOWN
         state, start = stat
         if state in ('Z', 'X', 'x') or start != self.start_time:
             return GONE

@@ -57,7 +57,9 @@ class TestFinishEarly(base.TestCase):
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
             'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
-            'worker': {'poll_interval': 60},
+            # Hand running backups back at once when stopped (the wait
+            # for them is test_stop_restart's).
+            'worker': {'poll_interval': 60, 'stop_wait': 0},
             'local_backend': {
                 'instances': 'notes:sqlite:///%s,big:sqlite:///%s'
                              % (self.notes, self.big),

@@ -92,7 +92,8 @@ class TestProcessIdentity(base.TestCase):
         self.assertEqual(me, servicegroup.ProcessIdentity.parse(text))
 
     def test_not_an_identity(self):
-        for text in (None, '', 'pid 12', 'a b c d e', 'a b twelve 3'):
+        for text in (None, '', 'pid 12', 'a b c d e', 'a b twelve 3',
+                     'a b 0 3', 'a b -1 3'):
             self.assertIsNone(servicegroup.ProcessIdentity.parse(text), text)
 
     def test_an_exited_process_is_gone(self):
@@ -116,6 +117,16 @@ class TestProcessIdentity(base.TestCase):
             return stat is not None and stat[0] == 'Z'
         self.assertTrue(process_wait(zombie))
         self.assertEqual(servicegroup.GONE, identity.judge())
+
+    def test_a_process_hidden_from_proc_is_not_judged(self):
+        # /proc mounted with hidepid: another user's live process has no
+        # entry there, but the kernel still knows it.
+        me = servicegroup.ProcessIdentity.of()
+        self.useFixture(fixtures.MockPatchObject(
+            servicegroup, 'process_stat', return_value=None))
+        self.useFixture(fixtures.MockPatchObject(
+            servicegroup.os, 'kill', side_effect=PermissionError))
+        self.assertEqual(servicegroup.UNKNOWN, me.judge())
 
     def test_another_boot_or_pid_namespace_is_unknown(self):
         # Even for a process that is certainly gone here: its pid is
