@@ -32,6 +32,7 @@ the file of ``[oslo_reports] file_event_handler`` changes.  The launcher
 process.
 """
 
+import multiprocessing
 import os
 import signal
 import threading
@@ -97,16 +98,99 @@ def setup_reports(conf, name):
                       conf.oslo_reports.file_event_handler, exc)
 
 
+class StopSignals:
+    """Ctrl-C stops gracefully, as ``SIGTERM`` does; a second one at once.
+
+    oslo.service's launcher (cotyledon) takes ``SIGINT`` for an immediate
+    exit of the launcher and of its children: a worker stopped with Ctrl-C
+    gave nothing back, and its executions waited for their leases to
+    expire.  A terminal's Ctrl-C goes to the whole process group, the
+    launcher and its children alike.  So:
+
+    * the children ignore ``SIGINT`` (set when cotyledon has made one, in
+      its main thread): they stop when the launcher sends them
+      ``SIGTERM``;
+    * in the launcher, the first ``SIGINT`` is taken as ``SIGTERM`` -- the
+      graceful stop of every child, then exit status 0;
+    * a second ``SIGINT`` ends the children with ``SIGKILL`` and the
+      launcher with status 1 at once, while the graceful stop is under
+      way.  What that leaves RUNNING is taken over by the next worker
+      started on this host (``worker/orphans.py``), or once its leases
+      expire.
+
+    cotyledon reads the signals it catches from its wake-up pipe in its
+    main loop, which is blocked while the launcher waits for its children
+    to stop; the second Ctrl-C is therefore acted on in the Python signal
+    handler itself, which runs in any case.
+    """
+
+    def __init__(self, manager):
+        self.manager = manager
+        self.interrupts = 0
+        self._dispatch = manager._on_signal_received
+
+    @classmethod
+    def install(cls, launcher):
+        """Set up the launcher's process (before it forks); None if not."""
+        manager = getattr(launcher, '_manager', None)
+        if manager is None or not hasattr(manager, '_on_signal_received'):
+            LOG.warning('Ctrl-C (SIGINT) ends this program at once: the '
+                        'launcher is not the one expected; stop it with '
+                        'SIGTERM to stop gracefully')
+            return None
+        stop_signals = cls(manager)
+        # cotyledon's own handler only wakes its loop; ours also counts.
+        signal.signal(signal.SIGINT, stop_signals.interrupted)
+        manager._on_signal_received = stop_signals.on_signal_received
+        manager.register_hooks(on_new_worker=cls.in_child)
+        return stop_signals
+
+    @staticmethod
+    def in_child(service_id, worker_id, service):
+        # In the child's main thread: only there can a handler be set.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def interrupted(self, signum, frame):
+        self.interrupts += 1
+        if self.interrupts > 1:
+            self.exit_now()
+
+    def on_signal_received(self, sig):
+        if sig == signal.SIGINT:
+            if self.interrupts > 1:
+                return
+            LOG.warning('Caught SIGINT (Ctrl-C): stopping gracefully, as on '
+                        'SIGTERM; press Ctrl-C again to exit at once')
+            sig = signal.SIGTERM
+        self._dispatch(sig)
+
+    def exit_now(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        children = [child.pid for child in multiprocessing.active_children()]
+        LOG.warning('Caught SIGINT (Ctrl-C) again: exiting at once; '
+                    'killing service processes %s',
+                    ', '.join(map(str, children)) or '-')
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(1)
+
+
 def launch(conf, service):
     """Run ``service`` under oslo.service's launcher until it stops.
 
-    SIGHUP re-reads the configuration files into ``conf`` (``mutate``);
-    the services read it as they go.  SIGUSR2 writes a Guru Meditation
-    Report of the process it is sent to (:func:`setup_reports`).
+    SIGTERM stops gracefully, and so does a first SIGINT (Ctrl-C); a
+    second one exits at once (:class:`StopSignals`).  SIGHUP re-reads the
+    configuration files into ``conf`` (``mutate``); the services read it
+    as they go.  SIGUSR2 writes a Guru Meditation Report of the process it
+    is sent to (:func:`setup_reports`).
     """
     # The launcher's own process, before it forks.
     setup_reports(conf, getattr(service, 'binary', None) or 'dbaas-scheduler')
     launcher = oslo_service.launch(conf, service, restart_method='mutate')
+    StopSignals.install(launcher)
     return launcher.wait()
 
 
@@ -159,6 +243,21 @@ class Service(oslo_service.Service):
 
     def after_stop(self):
         """Clean up once every loop has ended."""
+
+    def drain(self):
+        """On a graceful stop, before the loops end: finish what runs.
+
+        The loops still run meanwhile; :meth:`stop_servers` takes no new
+        work.
+        """
+
+    def stop_servers(self):
+        """Stop the RPC servers; requests in flight finish first."""
+        servers, self.servers = self.servers, []
+        for server in servers:
+            server.stop()
+        for server in servers:
+            server.wait()
 
     def serve_rpc(self, endpoints, pool_size=None):
         """Start an RPC server for ``endpoints`` on this service's topic.
@@ -234,14 +333,16 @@ class Service(oslo_service.Service):
     def stop(self, graceful=True):
         if self._stopping.is_set() and not self._threads:
             return
+        if graceful and not self._stopping.is_set():
+            try:
+                self.drain()
+            except Exception:
+                LOG.exception('%s: stopping without finishing what runs',
+                              self.binary)
         self._stopping.set()
         for event in self._wakeups.values():
             event.set()
-        for server in self.servers:
-            server.stop()
-        for server in self.servers:
-            server.wait()
-        self.servers = []
+        self.stop_servers()
         self.on_stop()
         for thread in self._threads:
             thread.join()

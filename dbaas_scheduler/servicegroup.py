@@ -15,10 +15,19 @@ Every process has its own row (several engines may share a host), whose id
 is also what a worker writes as the ``owner`` of the executions it runs.
 A registration is made in the process it stands for, after the launcher's
 fork: a child started again after a crash gets a new id and a new row.
+
+A row also records which process it stands for, as a
+:class:`ProcessIdentity`: the kernel's boot id, the pid namespace, the pid
+and the process's start time.  A process on the same host (same boot, same
+pid namespace) can then tell for certain that the process of a row is
+gone -- no such pid, or a pid the kernel has given to another process
+since -- without waiting for its heartbeat or its leases to run out
+(``worker/orphans.py``).  Anywhere else it cannot tell, and does not try.
 """
 
 import datetime
 import os
+import typing
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
@@ -28,6 +37,110 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.db import services as db_services
 
 LOG = logging.getLogger(__name__)
+
+_BOOT_ID = '/proc/sys/kernel/random/boot_id'
+
+# What ProcessIdentity.judge answers.
+ALIVE = 'alive'
+GONE = 'gone'
+UNKNOWN = 'unknown'     # another boot, pid namespace or host: cannot tell
+
+
+def _read(path):
+    try:
+        with open(path) as stream:
+            return stream.read().strip()
+    except OSError:
+        return None
+
+
+def boot_id():
+    """This boot of the kernel (a UUID), or None without /proc."""
+    return _read(_BOOT_ID)
+
+
+def pid_namespace():
+    """This process's pid namespace (``pid:[<inode>]``), or None."""
+    try:
+        return os.readlink('/proc/self/ns/pid')
+    except OSError:
+        return None
+
+
+def process_stat(pid):
+    """``(state, start time in ticks since boot)`` of ``pid``, or None."""
+    text = _read('/proc/%d/stat' % pid)
+    if text is None:
+        return None
+    # "pid (comm) state ...": the command name may hold spaces and ")".
+    fields = text.rpartition(')')[2].split()
+    try:
+        return fields[0], int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+class ProcessIdentity(typing.NamedTuple):
+    """Which process, on which boot of which kernel, in which pid space."""
+
+    boot_id: str
+    pid_namespace: str
+    pid: int
+    start_time: int
+
+    SEPARATOR = ' '
+
+    @classmethod
+    def of(cls, pid=None):
+        """The identity of process ``pid`` (this one), or None if unknown."""
+        pid = os.getpid() if pid is None else pid
+        boot, namespace = boot_id(), pid_namespace()
+        stat = process_stat(pid)
+        if not boot or not namespace or stat is None:
+            return None
+        return cls(boot, namespace, pid, stat[1])
+
+    def __str__(self):
+        return self.SEPARATOR.join((self.boot_id, self.pid_namespace,
+                                    str(self.pid), str(self.start_time)))
+
+    @classmethod
+    def parse(cls, text):
+        """The identity written by ``str()``, or None if it is not one."""
+        try:
+            boot, namespace, pid, start = (text or '').split(cls.SEPARATOR)
+            identity = cls(boot, namespace, int(pid), int(start))
+        except ValueError:
+            return None
+        return identity if identity.pid > 0 else None
+
+    def judge(self):
+        """Whether this process still runs: ALIVE, GONE or UNKNOWN.
+
+        GONE only where it is certain: on this very boot and in this pid
+        namespace, the pid is free, or a zombie, or a process that started
+        at another time (the pid was reused).  On another boot the process
+        is gone too, but its host may not be this one (a row names its
+        host as configured, and hosts may share a name): UNKNOWN.
+        """
+        if (self.boot_id != boot_id()
+                or self.pid_namespace != pid_namespace()):
+            return UNKNOWN
+        stat = process_stat(self.pid)
+        if stat is None:
+            # No /proc entry: no such process -- unless /proc hides other
+            # users' processes (hidepid), which the kernel tells apart.
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return GONE
+            except PermissionError:
+                pass
+            return UNKNOWN
+        state, start = stat
+        if state in ('Z', 'X', 'x') or start != self.start_time:
+            return GONE
+        return ALIVE
 
 
 class ServiceRegistration:
@@ -40,11 +153,15 @@ class ServiceRegistration:
         self.topic = topic
         self.service_id = uuidutils.generate_uuid()
         self.registered = False
+        # Made in the process the row stands for (after the fork).
+        identity = ProcessIdentity.of()
+        self.identity = str(identity) if identity else None
 
     def _values(self, now):
         return {'id': self.service_id, 'host': self.conf.host,
                 'binary': self.binary, 'topic': self.topic,
-                'pid': os.getpid(), 'started_at': now, 'heartbeat_at': now}
+                'pid': os.getpid(), 'process_identity': self.identity,
+                'started_at': now, 'heartbeat_at': now}
 
     def register(self):
         self._insert(timeutils.utcnow(True))

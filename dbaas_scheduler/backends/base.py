@@ -178,6 +178,11 @@ class BackupBackend(metaclass=abc.ABCMeta):
     #: trust each policy gets (see dbaas_scheduler.keystone).
     needs_trust = False
 
+    #: Whether the backend calls :meth:`report_finished` when a backup
+    #: ends: a worker stopping gracefully waits a little for such backups
+    #: (``[worker] stop_wait``), where waiting for a poll would not do.
+    reports_finish = False
+
     def __init__(self, conf):
         self.conf = conf
 

@@ -146,6 +146,20 @@ worker_opts = [
              'or a worker that was paused (a VM pause, a stopped process) '
              'and wakes up in the middle of creating a backup. Every later '
              'execution of the instance reconciles it again.'),
+    cfg.FloatOpt(
+        'stop_wait',
+        default=10.0,
+        min=0.0,
+        help='Seconds a worker stopping gracefully (SIGTERM, or a first '
+             'Ctrl-C) waits for its running backups of backends that report '
+             'their end (the local backend\'s dump jobs) to finish, and '
+             'records them. Default: 10. Meanwhile it takes no new work. '
+             'What has not finished by then is handed back: its lease is '
+             'given up and its backup keeps running, so that the next '
+             'worker, this one started again or another, resumes it at '
+             'once. 0 hands everything back at once. Kept below the '
+             'oslo.service [DEFAULT] graceful_shutdown_timeout, after which '
+             'the process is ended without handing anything back.'),
 ]
 
 

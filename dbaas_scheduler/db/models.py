@@ -242,6 +242,11 @@ class Service(Base):
     binary: orm.Mapped[str] = orm.mapped_column(sa.String(64))
     topic: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     pid: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    # servicegroup.ProcessIdentity of the process, as text: which process
+    # on which boot of which host, so that a process started on the same
+    # host can tell that this one is gone (worker/orphans.py).
+    process_identity: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
     started_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         types.UTCDateTime, default=_utcnow)
     heartbeat_at: orm.Mapped[datetime.datetime] = orm.mapped_column(

@@ -52,3 +52,24 @@ def list_services(context):
         models.Service.binary, models.Service.host,
         models.Service.started_at)
     return list(context.session.scalars(query))
+
+
+@context_manager.reader
+def list_host_services(context, host):
+    """The rows of every process registered on ``host``."""
+    query = sa.select(models.Service).where(models.Service.host == host)
+    return list(context.session.scalars(query))
+
+
+@context_manager.writer
+def delete_service_of(context, service_id, process_identity):
+    """Delete the row of a process found gone; False if it changed.
+
+    Conditional on the identity it was judged by: a row written meanwhile
+    by a live process (which cannot happen for a gone one, but costs
+    nothing to check) stays.
+    """
+    statement = sa.delete(_SERVICE).where(
+        _SERVICE.c.id == service_id,
+        _SERVICE.c.process_identity == process_identity)
+    return context.session.execute(statement).rowcount == 1

@@ -427,3 +427,14 @@ def count_policy_backups(context, policy_id):
         _EXECUTION.c.policy_id == policy_id,
         _EXECUTION.c.backup_id.is_not(None))
     return context.session.execute(query).scalar()
+
+
+@context_manager.reader
+def list_running_claims(context, owner):
+    """``{execution id: claim id}`` of ``owner``'s RUNNING executions.
+
+    Through the ``(owner, status)`` index.
+    """
+    query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id).where(
+        _EXECUTION.c.owner == owner, _EXECUTION.c.status == _RUNNING)
+    return {row.id: row.claim_id for row in context.session.execute(query)}

@@ -93,18 +93,18 @@ class LeaseKeeper:
         return len(renewed), len(lost)
 
     def release_all(self, context):
-        """Give every lease held up now; returns how many were released.
+        """Give every lease held up now; returns the ids released, sorted.
 
         The engine's sweep hands the executions to another worker, which
         resumes them from what was recorded (the backup id above all).
         """
         claims = self.claims()
         if not claims:
-            return 0
+            return []
         released = db_worker.release_claims(context, claims,
                                             timeutils.utcnow(True))
         with self._lock:
             for execution_id in claims:
                 if self._claims.get(execution_id) == claims[execution_id]:
                     del self._claims[execution_id]
-        return len(released)
+        return sorted(released)

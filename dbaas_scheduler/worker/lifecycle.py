@@ -196,6 +196,15 @@ class ExecutionRunner:
                       execution_id)
         if not claimed:
             return claimed
+        self.start_claimed(context, claimed, claim_id)
+        return claimed
+
+    def start_claimed(self, context, claimed, claim_id):
+        """Hold and start executions this worker claimed with ``claim_id``.
+
+        A claim made by :meth:`run`, or a take-over of the executions of a
+        worker found gone (``worker/orphans.py``).
+        """
         claims = {execution_id: claim_id for execution_id in claimed}
         self.keeper.hold(claims)
         try:
@@ -219,7 +228,6 @@ class ExecutionRunner:
                 LOG.exception('Execution %s: unexpected error while starting '
                               'its backup', execution.id)
                 self._fail_unexpectedly(context, execution, exc)
-        return claimed
 
     def _lost(self, execution, claim_id, when):
         self.keeper.drop(execution.id, claim_id)

@@ -18,9 +18,16 @@ one worker does not hoard a burst that other workers could serve.  With
 memory instead.  Three loops: the poller watches every started backup in
 batches (and retries deleting the backups this worker made under a claim
 it lost); the lease keeper renews the leases of every claim the worker
-holds; the reconciler deletes extra backups found at the backend.  On a
-graceful stop the worker gives its leases up, so that the engine's sweep
-hands its executions to another worker at once.
+holds; the reconciler deletes extra backups found at the backend; the
+orphan taker (``worker/orphans.py``) takes over at once the executions of
+a worker of this host that died.
+
+On a graceful stop (SIGTERM, a first Ctrl-C) the worker takes no new
+message, waits up to ``[worker] stop_wait`` seconds for its backups whose
+end the backend reports (the ``local`` backend's dump jobs) and records
+them, then gives the leases of the rest up and casts their executions to
+the workers' topic, so that another worker, or this one started again,
+resumes them at once.
 """
 
 import threading
@@ -30,11 +37,15 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from dbaas_scheduler.backends import base as backends
+from dbaas_scheduler.backends import loader
+from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import rpc
+from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
 from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
+from dbaas_scheduler.worker import orphans
 from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import reconciler
 from dbaas_scheduler.worker import strays
@@ -42,6 +53,12 @@ from dbaas_scheduler.worker import strays
 LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-worker'
+
+# Seconds between two looks at the backups a stopping worker waits for.
+STOP_POLL = 0.1
+# Seconds of oslo.service's graceful_shutdown_timeout left for the rest
+# of the stop once the wait for backups is over.
+STOP_MARGIN = 5.0
 
 
 def check_configuration(conf):
@@ -67,6 +84,7 @@ class WorkerService(service.LoopingService):
         self.runner = None
         self.poller = None
         self.reconciler = reconciler.Reconciler(conf)
+        self.orphans = None
         self._next_full_pass = 0.0
 
     @property
@@ -84,6 +102,7 @@ class WorkerService(service.LoopingService):
         endpoint = manager.WorkerManager(self.runner)
         self.poller = poller.BackupPoller(self.conf, self.runner)
         self.poller.wake = lambda: self.wake('poller')
+        self.orphans = orphans.OrphanTaker(self.conf, self.runner)
         # A resumed backup is looked at once (the local backend then
         # watches its job, which an earlier worker may have started).
         self.runner.check_soon = self.poller.backup_may_be_finished
@@ -104,7 +123,14 @@ class WorkerService(service.LoopingService):
 
     def loops(self):
         return [('poller', self._poll), ('leases', self._renew_leases),
-                ('reconciler', self._reconcile)]
+                ('reconciler', self._reconcile),
+                ('orphans', self._take_orphans)]
+
+    def _take_orphans(self, context):
+        # The first pass runs as the worker starts: a worker started again
+        # after being killed resumes what it had at once.
+        self.orphans.run_pass(context)
+        return self.runner.keeper.renew_interval
 
     def _poll(self, context):
         # A full pass every poll_interval; in between, woken by a backend
@@ -145,6 +171,47 @@ class WorkerService(service.LoopingService):
         self.reconciler.run_pass(context)
         return self.reconciler.pass_interval
 
+    def drain(self):
+        """Take no new work; let what ends soon end here (stop_wait)."""
+        self.stop_servers()
+        if self.runner is None:
+            return
+        wait = self.conf.worker.stop_wait
+        timeout = getattr(self.conf, 'graceful_shutdown_timeout', 0)
+        if timeout:
+            wait = min(wait, max(0.0, timeout - STOP_MARGIN))
+        context = self.registration.context
+        waiting = self._finishing_soon(context)
+        if not waiting or wait <= 0:
+            return
+        LOG.info('Stopping: waiting up to %.1fs for %d running backups to '
+                 'finish: %s', wait, len(waiting),
+                 ', '.join(sorted(waiting)[:20]))
+        deadline = time.monotonic() + wait
+        while waiting and time.monotonic() < deadline:
+            time.sleep(STOP_POLL)
+            waiting = self._finishing_soon(context)
+        if waiting:
+            LOG.info('Stopping: %d backups still running after %.1fs are '
+                     'handed back', len(waiting), wait)
+        else:
+            LOG.info('Stopping: every backup waited for has finished')
+
+    def _finishing_soon(self, context):
+        """Executions of this worker whose backend will report their end."""
+        waiting = set()
+        for execution, policy in db_worker.list_backups_in_flight(
+                context, self.service_id):
+            if policy is None:
+                continue
+            try:
+                backend = loader.get_backend(self.conf, policy.backend)
+            except loader.UnknownBackend:
+                continue
+            if backend.reports_finish:
+                waiting.add(execution.id)
+        return waiting
+
     def after_stop(self):
         if self.runner is None:
             return
@@ -156,9 +223,24 @@ class WorkerService(service.LoopingService):
         try:
             released = self.runner.keeper.release_all(
                 self.registration.context)
-            if released:
-                LOG.info('Gave up the leases of %d running executions; '
-                         'another worker resumes them', released)
         except Exception:
             LOG.exception('Could not give up the leases of service %s; '
                           'they expire on their own', self.service_id)
+            return
+        if not released:
+            return
+        LOG.info('Gave up the leases of %d running executions; another '
+                 'worker resumes them: %s', len(released),
+                 ', '.join(sorted(released)[:20]))
+        if self.conf.rpc_transport == 'none':
+            # No other worker to tell; the engine's sweep hands them over.
+            return
+        try:
+            # The worker that takes the message resumes them now, rather
+            # than at the engine's next sweep; a second cast by the sweep
+            # is dropped by the claim.
+            rpcapi.WorkerAPI(self.conf).backup_database_instances(
+                self.registration.context, sorted(released))
+        except Exception as exc:
+            LOG.warning('Could not cast the executions given up (%s); the '
+                        'engine\'s sweep hands them over', exc)

@@ -49,6 +49,8 @@ class LocalBackend(base.BackupBackend):
 
     name = 'local'
 
+    reports_finish = True
+
     def __init__(self, conf):
         super().__init__(conf)
         # The job's end is reported at once (base.BackupBackend.

@@ -16,12 +16,15 @@ interval of 60 seconds: the end of a dump job is reported at once, so the
 execution finishes within a second or two, not at the next poll; and a
 worker stopped (SIGTERM) mid-backup gives its leases up, so that the
 process started again resumes the execution and finishes it as soon as the
-job, which outlived the worker, ends.
+job, which outlived the worker, ends.  Ctrl-C stops it as SIGTERM does;
+after SIGKILL, the process started again takes the execution over at
+once, seeing that the process that held it is gone.
 """
 
 import datetime
 import json
 import os
+import signal
 import sqlite3
 import time
 import urllib.error
@@ -54,7 +57,9 @@ class TestFinishEarly(base.TestCase):
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
             'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
-            'worker': {'poll_interval': 60},
+            # Hand running backups back at once when stopped (the wait
+            # for them is test_stop_restart's).
+            'worker': {'poll_interval': 60, 'stop_wait': 0},
             'local_backend': {
                 'instances': 'notes:sqlite:///%s,big:sqlite:///%s'
                              % (self.notes, self.big),
@@ -153,6 +158,23 @@ class TestFinishEarly(base.TestCase):
         self._restart_mid_backup(
             lambda: self.assertEqual(0, self.process.terminate()))
 
+    def test_ctrl_c_mid_backup_loses_no_time(self):
+        # SIGINT to the process group, as a terminal sends it: stopped
+        # gracefully, as on SIGTERM.
+        def stop():
+            self.process.kill(signal.SIGINT)
+            self.assertEqual(0, self.process.process.wait(60))
+        self._restart_mid_backup(stop)
+        self.assertIn('Caught SIGINT (Ctrl-C): stopping gracefully',
+                      self.process.log())
+
+    def test_sigkill_mid_backup_loses_no_time(self):
+        # Nothing given up: the next start finds the process gone and
+        # takes its execution over, without waiting for the lease.
+        self._restart_mid_backup(lambda: self.process.kill(signal.SIGKILL))
+        self.assertIn('on this host is gone; took over 1 of its 1 running '
+                      'executions', self.process.log())
+
     def _restart_mid_backup(self, stop):
         policy_id = self._policy('big')
         execution_id = self._run(policy_id)
@@ -161,7 +183,7 @@ class TestFinishEarly(base.TestCase):
         self.assertTrue(running, 'no backup started within 30 s')
         backup_id = self._execution(execution_id)['backup_id']
 
-        # Ctrl-C mid-backup: the job outlives the worker.
+        # Stopped mid-backup: the job outlives the worker.
         stop()
         manifest = self._manifest('big', backup_id)
         self.assertEqual('BUILDING', manifest['status'],

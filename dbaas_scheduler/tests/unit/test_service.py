@@ -11,7 +11,10 @@
 # under the License.
 """The services' shared scaffolding: heartbeat, loops, RPC servers."""
 
+import signal
 import threading
+import types
+from unittest import mock
 
 import fixtures
 import oslo_messaging as messaging
@@ -161,7 +164,10 @@ class TestServiceIdentity(base.TestCase):
             return_value={}))
         self.useFixture(fixtures.MockPatchObject(
             worker_service.leases.LeaseKeeper, 'release_all',
-            return_value=0))
+            return_value=[]))
+        self.useFixture(fixtures.MockPatchObject(
+            worker_service.orphans.OrphanTaker, 'run_pass',
+            return_value=[]))
         made = worker_service.WorkerService(self.conf)
         self.assertIsNone(made.runner)
         self._start(made)
@@ -169,7 +175,8 @@ class TestServiceIdentity(base.TestCase):
         self.assertEqual(made.service_id, made.runner.owner)
         self.assertEqual(made.service_id, made.runner.recorder.owner)
         self.assertEqual(made.service_id, made.poller.owner)
-        self.assertEqual(['poller', 'leases', 'reconciler', 'heartbeat'],
+        self.assertEqual(['poller', 'leases', 'reconciler', 'orphans',
+                          'heartbeat'],
                          [name for name, _ in made._loops()])
         rpc.cleanup()
 
@@ -238,3 +245,108 @@ class TestServeRPC(base.TestCase):
         made.stop()
         self.assertEqual([], made.servers)
         self.assertFalse(server._started)
+
+
+class _Manager:
+    """What StopSignals needs of cotyledon's ServiceManager."""
+
+    def __init__(self):
+        self.received = []
+        self.hooks = []
+
+    def _on_signal_received(self, sig):
+        self.received.append(sig)
+
+    def register_hooks(self, on_new_worker=None):
+        self.hooks.append(on_new_worker)
+
+
+class TestStopSignals(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        for signum in (signal.SIGINT,):
+            self.addCleanup(signal.signal, signum, signal.getsignal(signum))
+        self.manager = _Manager()
+        self.signals = service.StopSignals.install(
+            types.SimpleNamespace(_manager=self.manager))
+
+    def test_the_first_ctrl_c_stops_as_sigterm_does(self):
+        self.assertEqual(self.signals.interrupted,
+                         signal.getsignal(signal.SIGINT))
+        # The handler counts, cotyledon's loop dispatches.
+        self.signals.interrupted(signal.SIGINT, None)
+        self.manager._on_signal_received(signal.SIGINT)
+        self.manager._on_signal_received(signal.SIGHUP)
+        self.assertEqual([signal.SIGTERM, signal.SIGHUP],
+                         self.manager.received)
+
+    @mock.patch.object(service.os, '_exit', autospec=True)
+    @mock.patch.object(service.os, 'kill', autospec=True)
+    @mock.patch.object(service.multiprocessing, 'active_children',
+                       autospec=True)
+    def test_the_second_ctrl_c_exits_at_once(self, children, kill, exit_):
+        children.return_value = [mock.Mock(pid=41), mock.Mock(pid=42)]
+        self.signals.interrupted(signal.SIGINT, None)
+        exit_.assert_not_called()
+        self.signals.interrupted(signal.SIGINT, None)
+        self.assertEqual([mock.call(41, signal.SIGKILL),
+                          mock.call(42, signal.SIGKILL)],
+                         kill.call_args_list)
+        exit_.assert_called_once_with(1)
+        # Its byte, read late by cotyledon's loop, starts nothing more.
+        self.manager._on_signal_received(signal.SIGINT)
+        self.assertEqual([], self.manager.received)
+
+    def test_children_leave_ctrl_c_to_the_launcher(self):
+        [hook] = self.manager.hooks
+        hook('service', 0, None)
+        self.assertEqual(signal.SIG_IGN, signal.getsignal(signal.SIGINT))
+
+    def test_another_launcher_is_left_alone(self):
+        before = signal.getsignal(signal.SIGINT)
+        self.assertIsNone(service.StopSignals.install(object()))
+        self.assertIs(before, signal.getsignal(signal.SIGINT))
+
+
+class TestGracefulStop(base.TestCase):
+    """The worker's drain: no new work, then what ends soon ends."""
+
+    def setUp(self):
+        super().setUp()
+        self.flags(stop_wait=5, group='worker')
+        self.worker = worker_service.WorkerService(self.conf)
+        self.worker.runner = mock.Mock()
+        self.worker.registration = mock.Mock(service_id='me')
+        self.stop_servers = self.useFixture(fixtures.MockPatchObject(
+            self.worker, 'stop_servers')).mock
+        self.useFixture(fixtures.MockPatchObject(
+            worker_service, 'STOP_POLL', 0.01))
+        self.in_flight = self.useFixture(fixtures.MockPatchObject(
+            worker_service.db_worker, 'list_backups_in_flight')).mock
+
+    def _backup(self, execution_id, backend):
+        return (types.SimpleNamespace(id=execution_id),
+                types.SimpleNamespace(backend=backend))
+
+    def test_waits_for_backups_whose_end_is_reported(self):
+        local, fake = self._backup('e-local', 'local'), self._backup(
+            'e-fake', 'fake')
+        # The local one ends at the third look; the other is not waited
+        # for (its backend does not report ends).
+        self.in_flight.side_effect = [[local, fake], [local, fake], [fake]]
+        self.worker.drain()
+        self.stop_servers.assert_called_once_with()
+        self.assertEqual(3, self.in_flight.call_count)
+
+    def test_bounded_by_stop_wait(self):
+        self.flags(stop_wait=0.2, group='worker')
+        self.in_flight.return_value = [self._backup('e-local', 'local')]
+        self.worker.drain()
+        self.assertGreater(self.in_flight.call_count, 2)
+
+    def test_stop_wait_0_hands_back_at_once(self):
+        self.flags(stop_wait=0, group='worker')
+        self.in_flight.return_value = [self._backup('e-local', 'local')]
+        self.worker.drain()
+        self.assertEqual(1, self.in_flight.call_count)

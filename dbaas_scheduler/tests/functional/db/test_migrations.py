@@ -11,6 +11,8 @@
 # under the License.
 """Migrations: empty to head, and models in sync, on every backend."""
 
+import datetime
+
 from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
@@ -74,6 +76,32 @@ class _MigrationWalk(db_fixtures.DatabaseMixin):
         self.assertEqual({'a1': cron.resolve('H H * * *', 'a1'),
                           'a2': '17 2 * * *', 'a3': None, 'a4': None,
                           'a5': None}, found)
+
+    def test_service_rows_get_a_process_identity(self):
+        # Rows of processes started before the upgrade keep running
+        # without one (nobody judges them); new rows record one.
+        migration.upgrade('d3a8f1c26b47', engine=self.engine)
+        row = {'host': 'h', 'binary': 'dbaas-scheduler-worker', 'pid': 12,
+               'started_at': datetime.datetime(2026, 1, 1),
+               'heartbeat_at': datetime.datetime(2026, 1, 1)}
+        with self.engine.begin() as connection:
+            connection.execute(self._service_table().insert(),
+                               [dict(row, id='old')])
+        migration.upgrade('head', engine=self.engine)
+        columns = {column['name']: column for column in
+                   sa.inspect(self.engine).get_columns('service')}
+        self.assertTrue(columns['process_identity']['nullable'])
+        identity = 'boot pid:[4026531836] 4242 123456'
+        service = self._service_table()
+        with self.engine.begin() as connection:
+            connection.execute(service.insert(), [
+                dict(row, id='new', process_identity=identity)])
+            found = dict(connection.execute(
+                sa.select(service.c.id, service.c.process_identity)).all())
+        self.assertEqual({'old': None, 'new': identity}, found)
+
+    def _service_table(self):
+        return sa.Table('service', sa.MetaData(), autoload_with=self.engine)
 
     def test_upgrade_twice_is_harmless(self):
         migration.upgrade('head', engine=self.engine)

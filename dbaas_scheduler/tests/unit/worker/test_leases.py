@@ -60,5 +60,6 @@ class TestLeaseKeeper(base.TestCase):
     def test_release_all(self, release):
         self.keeper.hold({'e-1': 'c-1', 'e-2': 'c-2'})
         release.return_value = {'e-1', 'e-2'}
-        self.assertEqual(2, self.keeper.release_all(mock.sentinel.context))
+        self.assertEqual(['e-1', 'e-2'],
+                         self.keeper.release_all(mock.sentinel.context))
         self.assertEqual({}, self.keeper.claims())
