@@ -15,9 +15,14 @@ Every process has its own row (several engines may share a host), whose id
 is also what a worker writes as the ``owner`` of the executions it runs.
 A registration is made in the process it stands for, after the launcher's
 fork: a child started again after a crash gets a new id and a new row.
+
+Each heartbeat also writes the process's own metrics (those of
+:mod:`dbaas_scheduler.stats` the service names) as JSON into the row's
+``stats``, for the API's metrics endpoint to read.
 """
 
 import datetime
+import json
 import os
 
 from oslo_db import exception as db_exc
@@ -26,6 +31,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import stats as process_stats
 
 LOG = logging.getLogger(__name__)
 
@@ -33,18 +39,36 @@ LOG = logging.getLogger(__name__)
 class ServiceRegistration:
     """This process's row in the service table."""
 
-    def __init__(self, conf, context, binary, topic=None):
+    def __init__(self, conf, context, binary, topic=None, stats_metrics=(),
+                 registry=None):
         self.conf = conf
         self.context = context
         self.binary = binary
         self.topic = topic
         self.service_id = uuidutils.generate_uuid()
         self.registered = False
+        # The names of the process's metrics this row carries.
+        self.stats_metrics = tuple(stats_metrics)
+        self.registry = registry or process_stats.REGISTRY
+
+    def stats(self):
+        """The JSON of this service's metrics now; None if it has none."""
+        if not self.stats_metrics:
+            return None
+        try:
+            return json.dumps(self.registry.snapshot(self.stats_metrics),
+                              separators=(',', ':'), sort_keys=True)
+        except Exception:
+            # Figures are never worth a missed heartbeat.
+            LOG.exception('Could not serialise the metrics of %s',
+                          self.service_id)
+            return None
 
     def _values(self, now):
         return {'id': self.service_id, 'host': self.conf.host,
                 'binary': self.binary, 'topic': self.topic,
-                'pid': os.getpid(), 'started_at': now, 'heartbeat_at': now}
+                'pid': os.getpid(), 'started_at': now, 'heartbeat_at': now,
+                'stats': self.stats()}
 
     def register(self):
         self._insert(timeutils.utcnow(True))
@@ -59,16 +83,19 @@ class ServiceRegistration:
             # The id is this process's alone, so the row is ours: an
             # earlier insert committed but its answer was lost with the
             # connection.  Stamp it instead of failing on every beat.
-            db_services.update_service_heartbeat(self.context,
-                                                 self.service_id, now)
+            db_services.update_service_heartbeat(
+                self.context, self.service_id, now, stats=self.stats())
 
     def heartbeat(self):
-        """Stamp the row; recreate it if it was expired while we were away."""
+        """Stamp the row; recreate it if it was expired while we were away.
+
+        The row's ``stats`` are written anew with each beat.
+        """
         now = timeutils.utcnow(True)
         if not self.registered:
             self.register()
         elif not db_services.update_service_heartbeat(
-                self.context, self.service_id, now):
+                self.context, self.service_id, now, stats=self.stats()):
             LOG.warning('Service row %s had expired; registering again',
                         self.service_id)
             self._insert(now)

@@ -32,6 +32,7 @@ from oslo_utils import timeutils
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler import rpc
 from dbaas_scheduler import service
+from dbaas_scheduler import stats
 from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
@@ -57,6 +58,7 @@ class WorkerService(service.LoopingService):
     """Takes executions and watches their backups to the end."""
 
     binary = BINARY
+    stats_metrics = stats.WORKER_METRICS
 
     def __init__(self, conf):
         super().__init__(conf)
