@@ -43,7 +43,7 @@ class TestProcessFamilies(base.TestCase):
         self.registry = stats.Registry()
 
     def scrape(self, rows):
-        with mock.patch.object(db_metrics, 'collect',
+        with mock.patch.object(db_metrics, 'collect', autospec=True,
                                return_value=_snapshot(rows)):
             text = exposition.generate_latest(
                 metrics.make_registry(self.conf)).decode()

@@ -13,7 +13,6 @@
 
 import json
 import os
-
 from unittest import mock
 
 import fixtures
@@ -108,7 +107,7 @@ class TestServiceStats(base.TestCase):
             self.conf, 'ctx', 'dbaas-scheduler-worker',
             stats_metrics=['lost_total'], registry=self.registry)
         registration.heartbeat()
-        with mock.patch.object(self.registry, 'snapshot',
+        with mock.patch.object(self.registry, 'snapshot', autospec=True,
                                side_effect=RuntimeError('bug')):
             registration.heartbeat()
         self.assertIsNone(self.stamp.call_args.kwargs['stats'])

@@ -90,10 +90,9 @@ class TestRegistry(base.TestCase):
     def test_snapshot_of_some_names(self):
         self.registry.counter('a_total')
         self.registry.histogram('b_seconds')
-        self.assertEqual({'v': 1, 'counters': {}, 'histograms': {
-            'b_seconds': {'le': list(stats.SECONDS_BUCKETS),
-                          'series': []}}},
-            self.registry.snapshot(['b_seconds']))
+        expected = {'v': 1, 'counters': {}, 'histograms': {
+            'b_seconds': {'le': list(stats.SECONDS_BUCKETS), 'series': []}}}
+        self.assertEqual(expected, self.registry.snapshot(['b_seconds']))
 
     def test_registering_twice_gives_the_same_metric(self):
         first = self.registry.counter('a_total', labels=(('x', ('1',)),))

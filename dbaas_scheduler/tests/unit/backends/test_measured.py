@@ -70,10 +70,10 @@ class TestMeasuredBackend(base.TestCase):
         self.assertEqual(1, stats.BACKEND_ERRORS.value('get_backup',
                                                        'not_found'))
         self.assertEqual(1, _calls('get_backup'))
+        limited = backends.TransientBackendError(
+            backend='fake', reason='429', kind='rate_limited')
         with mock.patch.object(fake.FakeBackend, 'create_backup',
-                               side_effect=backends.TransientBackendError(
-                                   backend='fake', reason='429',
-                                   kind='rate_limited')):
+                               autospec=True, side_effect=limited):
             self.assertRaises(backends.TransientBackendError,
                               backend.create_backup, self.policy, 'n', 'd')
         self.assertEqual(1, stats.BACKEND_ERRORS.value('create_backup',
