@@ -375,9 +375,10 @@ def lost_claims(context, claims):
     """
     current = {}
     for chunk in _chunks(claims):
-        current.update(context.session.execute(
-            sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id)
-            .where(_EXECUTION.c.id.in_(list(chunk)))).tuples())
+        current.update((row.id, row.claim_id) for row in
+                       context.session.execute(
+                           sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id)
+                           .where(_EXECUTION.c.id.in_(list(chunk)))))
     return {execution_id for execution_id, claim_id in claims.items()
             if current.get(execution_id) != claim_id}
 
