@@ -35,6 +35,7 @@ import math
 from oslo_log import log as logging
 
 from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler import stats
 
 LOG = logging.getLogger(__name__)
 
@@ -65,6 +66,10 @@ def _cast(worker_api, context, execution_ids, per_message):
                         type(exc).__name__, exc)
             break
         sent.extend(group)
+    stats.ENGINE_CASTS.inc('sent', amount=len(sent))
+    if len(sent) < len(execution_ids):
+        stats.ENGINE_CASTS.inc('failed',
+                               amount=len(execution_ids) - len(sent))
     return sent
 
 

@@ -24,9 +24,18 @@ API serves them (:func:`make_app`) at ``[metrics] path``.
 Figures of recent history (executions finished, lateness) cover the last
 ``[metrics] window`` seconds and are gauges: counts in a table that the
 history purge shrinks could not be counters.
+
+What only a process knows -- how long its backend calls and engine ticks
+take, why backend calls fail, the leases a worker lost -- each engine and
+worker counts in memory (:mod:`dbaas_scheduler.stats`) and its heartbeat
+writes into its ``service`` row; the families of :data:`PROCESS_FAMILIES`
+give them for the live services, labelled by ``service_id``, ``binary``
+and ``host``.  They are counters and histograms since the process
+started: a process started again is a new ``service_id``.
 """
 
 import datetime
+import json
 import threading
 import time
 
@@ -46,6 +55,41 @@ PREFIX = 'dbaas_scheduler_'
 # The binaries of the service table, always reported (0 when none lives).
 BINARIES = ('dbaas-scheduler-engine', 'dbaas-scheduler-worker',
             'dbaas-scheduler-api')
+
+
+# Labels of every family of a process's own metrics.
+PROCESS_LABELS = ['service_id', 'binary', 'host']
+
+# The process's metrics (dbaas_scheduler.stats) served: stats name ->
+# (kind, family name, help, labels of its own).
+PROCESS_FAMILIES = {
+    'backend_call_seconds': (
+        'histogram', 'backend_call_seconds',
+        'Seconds the backend calls of a worker took, by call (each attempt '
+        'of a retried call is one), since the process started.', ['call']),
+    'backend_errors_total': (
+        'counter', 'backend_errors_total',
+        'Backend calls of a worker that failed, by call and kind of error '
+        '(timeout, rate_limited, unavailable, busy, not_found, auth, '
+        'other), since the process started.', ['call', 'kind']),
+    'engine_tick_seconds': (
+        'histogram', 'engine_tick_seconds',
+        'Seconds an engine tick took (its transaction and its casts), '
+        'since the process started.', []),
+    'engine_casts_total': (
+        'counter', 'engine_casts_total',
+        'Executions an engine cast to the workers (sent) or could not '
+        '(failed: the sweep casts them again), since the process started.',
+        ['result']),
+    'lease_renewals_lost_total': (
+        'counter', 'lease_renewals_lost_total',
+        'Claims a worker\'s lease renewal found taken by another claim or '
+        'gone (its lease had expired), since the process started.', []),
+    'stray_deletions_total': (
+        'counter', 'stray_deletions_total',
+        'Extra backups a worker deleted, by what found them (compensation, '
+        'reconciliation), since the process started.', ['by']),
+}
 
 
 def _seconds(value):
@@ -239,6 +283,63 @@ class ClusterCollector(prom_registry.Collector):
                     [binary, 'up' if is_up else 'down'],
                     snap.services.get((binary, is_up), 0))
         yield services
+
+        yield from _process_families(snap.process_stats)
+
+
+def _process_families(rows):
+    """The families of the live services' own metrics (``stats`` rows)."""
+    families = {}
+    for name, (kind, family_name, text, labels) in PROCESS_FAMILIES.items():
+        family_class = (core.HistogramMetricFamily if kind == 'histogram'
+                        else core.CounterMetricFamily)
+        families[name] = family_class(PREFIX + family_name, text,
+                                      labels=PROCESS_LABELS + labels)
+    for service_id, binary, host, text in rows:
+        try:
+            stats = json.loads(text)
+            for name, series in stats.get('counters', {}).items():
+                _add_counter(families, name, [service_id, binary, host],
+                             series)
+            for name, histogram in stats.get('histograms', {}).items():
+                _add_histogram(families, name, [service_id, binary, host],
+                               histogram)
+        except (ValueError, TypeError, AttributeError, KeyError):
+            # A row this release cannot read: its figures are left out.
+            LOG.debug('Metrics: unreadable stats of service %s',
+                      service_id, exc_info=True)
+    return list(families.values())
+
+
+def _known(families, name, kind):
+    spec = PROCESS_FAMILIES.get(name)
+    if spec is None or spec[0] != kind:
+        return None, None
+    return families[name], len(spec[3])
+
+
+def _add_counter(families, name, service, series):
+    family, labels = _known(families, name, 'counter')
+    if family is None:
+        return
+    for values, value in series:
+        if len(values) == labels:
+            family.add_metric(service + [str(v) for v in values],
+                              float(value))
+
+
+def _add_histogram(families, name, service, histogram):
+    family, labels = _known(families, name, 'histogram')
+    if family is None:
+        return
+    bounds = [_bound(float(bound)) for bound in histogram['le']]
+    for values, counts, total in histogram['series']:
+        if len(values) != labels or len(counts) != len(bounds) + 1:
+            continue
+        family.add_metric(
+            service + [str(v) for v in values],
+            list(zip(bounds + ['+Inf'], [float(c) for c in counts])),
+            sum_value=float(total))
 
 
 def _bound(value):

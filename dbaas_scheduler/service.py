@@ -202,6 +202,10 @@ class Service(oslo_service.Service):
     """
 
     binary = None
+    #: The metrics of :mod:`dbaas_scheduler.stats` its heartbeat writes
+    #: into its service row (in dbaas-scheduler-all, the parts share one
+    #: registry: each publishes its own).
+    stats_metrics = ()
 
     def __init__(self, conf):
         super().__init__()
@@ -316,7 +320,7 @@ class Service(oslo_service.Service):
         setup_reports(self.conf, self.binary)
         self.registration = servicegroup.ServiceRegistration(
             self.conf, dbaas_context.get_admin_context(), self.binary,
-            self.topic)
+            self.topic, stats_metrics=self.stats_metrics)
         self.on_start()
         loops = self._loops()
         for name, _ in loops:

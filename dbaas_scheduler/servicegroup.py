@@ -23,9 +23,14 @@ pid namespace) can then tell for certain that the process of a row is
 gone -- no such pid, or a pid the kernel has given to another process
 since -- without waiting for its heartbeat or its leases to run out
 (``worker/orphans.py``).  Anywhere else it cannot tell, and does not try.
+
+Each heartbeat also writes the process's own metrics (those of
+:mod:`dbaas_scheduler.stats` the service names) as JSON into the row's
+``stats``, for the API's metrics endpoint to read.
 """
 
 import datetime
+import json
 import os
 import typing
 
@@ -35,6 +40,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import stats as process_stats
 
 LOG = logging.getLogger(__name__)
 
@@ -146,7 +152,8 @@ class ProcessIdentity(typing.NamedTuple):
 class ServiceRegistration:
     """This process's row in the service table."""
 
-    def __init__(self, conf, context, binary, topic=None):
+    def __init__(self, conf, context, binary, topic=None, stats_metrics=(),
+                 registry=None):
         self.conf = conf
         self.context = context
         self.binary = binary
@@ -156,12 +163,29 @@ class ServiceRegistration:
         # Made in the process the row stands for (after the fork).
         identity = ProcessIdentity.of()
         self.identity = str(identity) if identity else None
+        # The names of the process's metrics this row carries.
+        self.stats_metrics = tuple(stats_metrics)
+        self.registry = registry or process_stats.REGISTRY
+
+    def stats(self):
+        """The JSON of this service's metrics now; None if it has none."""
+        if not self.stats_metrics:
+            return None
+        try:
+            return json.dumps(self.registry.snapshot(self.stats_metrics),
+                              separators=(',', ':'), sort_keys=True)
+        except Exception:
+            # Figures are never worth a missed heartbeat.
+            LOG.exception('Could not serialise the metrics of %s',
+                          self.service_id)
+            return None
 
     def _values(self, now):
         return {'id': self.service_id, 'host': self.conf.host,
                 'binary': self.binary, 'topic': self.topic,
                 'pid': os.getpid(), 'process_identity': self.identity,
-                'started_at': now, 'heartbeat_at': now}
+                'started_at': now, 'heartbeat_at': now,
+                'stats': self.stats()}
 
     def register(self):
         self._insert(timeutils.utcnow(True))
@@ -176,16 +200,19 @@ class ServiceRegistration:
             # The id is this process's alone, so the row is ours: an
             # earlier insert committed but its answer was lost with the
             # connection.  Stamp it instead of failing on every beat.
-            db_services.update_service_heartbeat(self.context,
-                                                 self.service_id, now)
+            db_services.update_service_heartbeat(
+                self.context, self.service_id, now, stats=self.stats())
 
     def heartbeat(self):
-        """Stamp the row; recreate it if it was expired while we were away."""
+        """Stamp the row; recreate it if it was expired while we were away.
+
+        The row's ``stats`` are written anew with each beat.
+        """
         now = timeutils.utcnow(True)
         if not self.registered:
             self.register()
         elif not db_services.update_service_heartbeat(
-                self.context, self.service_id, now):
+                self.context, self.service_id, now, stats=self.stats()):
             LOG.warning('Service row %s had expired; registering again',
                         self.service_id)
             self._insert(now)

@@ -36,6 +36,7 @@ import re
 import threading
 
 from dbaas_scheduler import exception
+from dbaas_scheduler import stats
 
 NAMESPACE = 'dbaas_scheduler.backends'
 
@@ -126,6 +127,16 @@ class Backup:
 class BackendError(exception.DbaasSchedulerException):
     msg_fmt = '%(backend)s backend error: %(reason)s'
 
+    #: Why the call failed, one of ``stats.ERROR_KINDS``, for the metrics;
+    #: None lets :func:`error_kind` tell it from the class.  A backend
+    #: that knows better (an HTTP 429, a timeout) passes ``kind=``.
+    kind = None
+
+    def __init__(self, message=None, kind=None, **kwargs):
+        super().__init__(message, **kwargs)
+        if kind is not None:
+            self.kind = kind
+
 
 class TransientBackendError(BackendError):
     """Worth trying again later: the backend or the network hiccupped."""
@@ -166,6 +177,68 @@ class BackendNotConfigured(PermanentBackendError):
 
 class BackupNotFound(PermanentBackendError):
     msg_fmt = '%(backend)s backend: backup %(backup_id)s does not exist'
+
+
+def error_kind(error):
+    """The kind of a backend call's failure, for the metrics.
+
+    One of ``stats.ERROR_KINDS``: what the backend said (``kind``), else
+    what the exception's class means.
+    """
+    kind = getattr(error, 'kind', None)
+    if kind in stats.ERROR_KINDS:
+        return kind
+    if isinstance(error, (InstanceNotFound, BackupNotFound)):
+        return 'not_found'
+    if isinstance(error, (BackendForbidden, TrustBroken)):
+        return 'auth'
+    if isinstance(error, InstanceBusy):
+        return 'busy'
+    if isinstance(error, TimeoutError):
+        return 'timeout'
+    if isinstance(error, TransientBackendError):
+        return 'unavailable'
+    return stats.OTHER
+
+
+class MeasuredBackend:
+    """A backend whose interface calls are timed and their errors counted.
+
+    What :func:`loader.get_backend` hands out: each call of the interface
+    (``stats.BACKEND_CALLS``) made from outside is measured once -- a
+    backend's own calls to itself (Trove's ``get_backups`` asking
+    ``get_backup``) are not, since they do not pass through here.  Every
+    other attribute is the backend's.
+    """
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __getattr__(self, name):
+        # Only for what is not the proxy's own.
+        return getattr(self.backend, name)
+
+    def __repr__(self):
+        return '<MeasuredBackend %r>' % (self.backend,)
+
+
+def _measured(call):
+    def measured(self, *args, **kwargs):
+        # Looked up on each call: a test may patch the backend's class.
+        method = getattr(self.backend, call)
+        with stats.BACKEND_CALL_SECONDS.time(call):
+            try:
+                return method(*args, **kwargs)
+            except Exception as error:
+                stats.BACKEND_ERRORS.inc(call, error_kind(error))
+                raise
+    measured.__name__ = measured.__qualname__ = call
+    return measured
+
+
+for _call in stats.BACKEND_CALLS:
+    setattr(MeasuredBackend, _call, _measured(_call))
+del _call
 
 
 class BackupBackend(metaclass=abc.ABCMeta):

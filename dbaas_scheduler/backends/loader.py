@@ -29,7 +29,11 @@ class UnknownBackend(exception.Invalid):
 
 
 def get_backend(conf, name):
-    """The (shared) instance of backend ``name`` for this process."""
+    """The (shared) instance of backend ``name`` for this process.
+
+    Wrapped in a :class:`base.MeasuredBackend`, which times its calls for
+    the process's metrics (:mod:`dbaas_scheduler.stats`).
+    """
     with _LOCK:
         backend = _BACKENDS.get(name)
         if backend is None:
@@ -40,7 +44,8 @@ def get_backend(conf, name):
             except Exception:
                 raise UnknownBackend(name=name,
                                      available=', '.join(available()))
-            backend = _BACKENDS[name] = manager.driver
+            backend = _BACKENDS[name] = base.MeasuredBackend(
+                manager.driver)
     return backend
 
 

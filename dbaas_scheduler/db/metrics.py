@@ -16,7 +16,8 @@ rows, whatever the size of the tables: counts grouped by a status, a
 reason class or a binary, and sums of ``CASE`` expressions for the
 buckets of a histogram.  The queries on live state (due policies, waiting
 and running executions, due reconciliations, services) follow an index;
-those on recent history read the executions of the window.
+those on recent history read the executions of the window.  The live
+services' own metrics are read as the JSON their heartbeats wrote.
 """
 
 import datetime
@@ -83,6 +84,9 @@ class Snapshot(typing.NamedTuple):
     reconciliations_due: int
     services: dict            # (binary, up) -> count
     failure_streaks: dict     # streak length (capped) -> policies
+    # (service id, binary, host, stats JSON text) of the live services
+    # whose heartbeat wrote their own metrics.
+    process_stats: list = []
 
 
 class _Seconds(expression.FunctionElement):
@@ -291,6 +295,12 @@ def collect(context, now, since, buckets, service_down_time,
             sa.select(_SERVICE.c.binary, up, sa.func.count())
             .group_by(_SERVICE.c.binary, up)):
         services[(binary, bool(is_up))] = count
+    process_stats = [tuple(row) for row in session.execute(
+        sa.select(_SERVICE.c.id, _SERVICE.c.binary, _SERVICE.c.host,
+                  _SERVICE.c.stats)
+        .where(_SERVICE.c.heartbeat_at >= alive_since,
+               _SERVICE.c.stats.is_not(None))
+        .order_by(_SERVICE.c.binary, _SERVICE.c.host, _SERVICE.c.id))]
     return Snapshot(
         policies={bool(key): value for key, value in policies.items()},
         backlog=backlog, backlog_oldest=backlog_oldest,
@@ -300,4 +310,5 @@ def collect(context, now, since, buckets, service_down_time,
         strays_deleted=_strays_deleted(session, now, since, reconcile_reach),
         reconciliations_due=reconciliations_due, services=services,
         failure_streaks=_failure_streaks(session, longest_streak,
-                                         now - lookback))
+                                         now - lookback),
+        process_stats=process_stats)

@@ -251,3 +251,6 @@ class Service(Base):
         types.UTCDateTime, default=_utcnow)
     heartbeat_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         types.UTCDateTime, default=_utcnow)
+    # The process's own metrics (dbaas_scheduler.stats), as JSON, written
+    # by each heartbeat; NULL for a process that has none.
+    stats: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

@@ -25,10 +25,16 @@ def register_service(context, values):
 
 
 @context_manager.writer
-def update_service_heartbeat(context, service_id, now):
-    """Stamp a heartbeat; False if the row is gone (expired meanwhile)."""
+def update_service_heartbeat(context, service_id, now, stats=None):
+    """Stamp a heartbeat; False if the row is gone (expired meanwhile).
+
+    ``stats`` (JSON text), when given, replaces the process's metrics.
+    """
+    values = {'heartbeat_at': now}
+    if stats is not None:
+        values['stats'] = stats
     statement = (sa.update(_SERVICE).where(_SERVICE.c.id == service_id)
-                 .values(heartbeat_at=now))
+                 .values(**values))
     return context.session.execute(statement).rowcount == 1
 
 

@@ -364,6 +364,25 @@ def renew_leases(context, claims, now, lease_seconds):
         seconds=lease_seconds))
 
 
+@context_manager.reader
+def lost_claims(context, claims):
+    """Of ``{execution id: claim id}``, the ids whose claim was taken away.
+
+    An execution whose row is gone, or that carries another claim id (its
+    lease had expired and another worker claimed it), is lost; one that
+    finished under this claim is not.  For the few claims a renewal
+    missed: a SELECT by primary key.
+    """
+    current = {}
+    for chunk in _chunks(claims):
+        current.update((row.id, row.claim_id) for row in
+                       context.session.execute(
+                           sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id)
+                           .where(_EXECUTION.c.id.in_(list(chunk)))))
+    return {execution_id for execution_id, claim_id in claims.items()
+            if current.get(execution_id) != claim_id}
+
+
 @context_manager.writer
 def release_claims(context, claims, now):
     """Let the engine's sweep hand ``{execution id: claim id}`` over now.

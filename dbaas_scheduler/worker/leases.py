@@ -29,6 +29,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from dbaas_scheduler.db import worker as db_worker
+from dbaas_scheduler import stats
 
 LOG = logging.getLogger(__name__)
 
@@ -90,7 +91,21 @@ class LeaseKeeper:
             # renewal; a superseded claim is logged by its thread.
             LOG.debug('%d claims were not renewed (finished or '
                       'superseded): %s', len(lost), ', '.join(lost[:20]))
+            self._count_lost(context, {execution_id: claims[execution_id]
+                                       for execution_id in lost})
         return len(renewed), len(lost)
+
+    @staticmethod
+    def _count_lost(context, missed):
+        """Count the claims taken away (not finished) in the metrics."""
+        try:
+            taken = db_worker.lost_claims(context, missed)
+        except Exception:
+            LOG.debug('Could not tell lost claims from finished ones',
+                      exc_info=True)
+            return
+        if taken:
+            stats.LEASE_RENEWALS_LOST.inc(amount=len(taken))
 
     def release_all(self, context):
         """Give every lease held up now; returns the ids released, sorted.

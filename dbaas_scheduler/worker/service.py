@@ -42,6 +42,7 @@ from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
+from dbaas_scheduler import stats
 from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
@@ -74,6 +75,7 @@ class WorkerService(service.LoopingService):
     """Takes executions and watches their backups to the end."""
 
     binary = BINARY
+    stats_metrics = stats.WORKER_METRICS
 
     def __init__(self, conf):
         super().__init__(conf)

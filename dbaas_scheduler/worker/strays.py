@@ -37,6 +37,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
+from dbaas_scheduler import stats
 from dbaas_scheduler.worker import backend_calls
 
 LOG = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ def delete_stray(conf, context, backend, policy, execution_id, backup,
         return False
     backend_calls.call(conf, 'Execution %s' % execution_id,
                        backend.delete_backup, policy, backup.id)
+    stats.STRAY_DELETIONS.inc(by)
     db_worker.record_deleted_backups(context, execution_id, [
         deleted_entry(backup, reason, timeutils.utcnow(True))])
     LOG.warning('Execution %s: deleted backup %s of instance %s, made for '

@@ -187,7 +187,7 @@ class TroveClient:
                 break
             if time.monotonic() + retry_after > give_up_at:
                 raise base.TransientBackendError(
-                    backend=errors.NAME,
+                    backend=errors.NAME, kind='rate_limited',
                     reason='Trove kept rate-limiting project %s for more '
                            'than [trove] rate_limit_max_wait (%d s) when '
                            'asked to %s; %s' % (
@@ -218,6 +218,8 @@ class TroveClient:
         except ks_exc.ConnectionError as exc:
             raise base.TransientBackendError(
                 backend=errors.NAME,
+                kind=('timeout' if isinstance(exc, ks_exc.ConnectTimeout)
+                      else 'unavailable'),
                 reason='could not reach Trove (or Keystone) to %s: %s'
                        % (action, exc))
         except ks_exc.HttpError as exc:
@@ -232,7 +234,7 @@ class TroveClient:
                         reason='Keystone answered %s when asked for a token '
                                'to %s' % (exc.http_status, action))
                 raise base.PermanentBackendError(
-                    backend=errors.NAME,
+                    backend=errors.NAME, kind='auth',
                     reason='Keystone rejects the service user of '
                            '[service_credentials] (answer %s when asked for '
                            'a token to %s): fix its credentials' % (
@@ -241,6 +243,9 @@ class TroveClient:
                      if (exc.http_status or 0) >= 500
                      else base.PermanentBackendError)
             raise error(backend=errors.NAME,
+                        kind=('unavailable'
+                              if error is base.TransientBackendError
+                              else 'auth'),
                         reason='Keystone did not authenticate the service '
                                'user of [service_credentials] to %s: %s'
                                % (action, exc))

@@ -48,6 +48,11 @@ _ADVICE = {
 }
 
 
+# The metrics' kind of a transient answer (backends.base.error_kind); any
+# other 5xx is "unavailable".
+_TRANSIENT_KINDS = {429: 'rate_limited', 503: 'rate_limited', 504: 'timeout'}
+
+
 def _decoded(response):
     """The JSON of a response; None if it is not JSON."""
     try:
@@ -122,11 +127,12 @@ def error_from_response(response, policy, action):
             backend=NAME, instance_id=policy.instance_id, reason=what)
     if code == 429 or (code >= 500 and code != 501):
         return base.TransientBackendError(
-            backend=NAME, reason=what + ' Trove or a service behind it is '
-                                        'failing.')
+            backend=NAME, kind=_TRANSIENT_KINDS.get(code, 'unavailable'),
+            reason=what + ' Trove or a service behind it is failing.')
     # 400, 401, 413, 501 and anything unexpected: the same request would
     # fail the same way.
-    return base.PermanentBackendError(backend=NAME, reason=what)
+    return base.PermanentBackendError(
+        backend=NAME, kind='auth' if code == 401 else None, reason=what)
 
 
 def not_found_error(response, policy, action):

@@ -18,6 +18,7 @@ compared with what the rows say.
 """
 
 import datetime
+import json
 import os
 import re
 import socket
@@ -36,6 +37,7 @@ import yaml
 from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
 from dbaas_scheduler.db import models
+from dbaas_scheduler import stats as process_stats
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 
@@ -132,11 +134,59 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         return (dispatched.total_seconds() if dispatched else None,
                 started.total_seconds() if started else None)
 
-    def service(self, binary, heartbeat_ago):
-        self.insert(models.Service.__table__, id=uuidutils.generate_uuid(),
+    def service(self, binary, heartbeat_ago, stats=None):
+        service_id = uuidutils.generate_uuid()
+        self.insert(models.Service.__table__, id=service_id,
                     host='node-1', binary=binary, pid=1,
                     started_at=self.now - 60 * MINUTE,
-                    heartbeat_at=self.now - heartbeat_ago)
+                    heartbeat_at=self.now - heartbeat_ago, stats=stats)
+        return service_id
+
+    def processes(self):
+        """A live worker and engine, and a dead worker, with their stats."""
+        registry = process_stats.REGISTRY
+        registry.reset()
+        self.addCleanup(registry.reset)
+        process_stats.BACKEND_CALL_SECONDS.observe(0.3, 'create_backup')
+        process_stats.BACKEND_ERRORS.inc('get_backups', 'timeout')
+        process_stats.ENGINE_TICK_SECONDS.observe(0.02)
+        worker = json.dumps(registry.snapshot(process_stats.WORKER_METRICS))
+        engine = json.dumps(registry.snapshot(process_stats.ENGINE_METRICS))
+        return (self.service('dbaas-scheduler-worker', 5 * SECOND, worker),
+                self.service('dbaas-scheduler-engine', 5 * SECOND, engine),
+                self.service('dbaas-scheduler-worker', 10 * MINUTE, worker))
+
+    def test_the_live_processes_own_figures(self):
+        worker, engine, dead = self.processes()
+        self.service('dbaas-scheduler-api', 5 * SECOND)
+        samples = self.scrape()
+
+        def labels(service_id, binary, **extra):
+            return tuple(sorted(dict(
+                service_id=service_id, binary=binary, host='node-1',
+                **extra).items()))
+
+        worker_labels = labels(worker, 'dbaas-scheduler-worker')
+        self.assertEqual(1, samples[(
+            'dbaas_scheduler_backend_call_seconds_count',
+            labels(worker, 'dbaas-scheduler-worker', call='create_backup'))])
+        self.assertEqual(1, samples[(
+            'dbaas_scheduler_backend_errors_total',
+            labels(worker, 'dbaas-scheduler-worker', call='get_backups',
+                   kind='timeout'))])
+        self.assertEqual(0, samples[(
+            'dbaas_scheduler_lease_renewals_lost_total', worker_labels)])
+        self.assertEqual(1, samples[(
+            'dbaas_scheduler_engine_tick_seconds_bucket',
+            labels(engine, 'dbaas-scheduler-engine', le='0.025'))])
+        self.assertEqual(0, samples[(
+            'dbaas_scheduler_engine_tick_seconds_bucket',
+            labels(engine, 'dbaas-scheduler-engine', le='0.01'))])
+        # Only the live processes with figures: not the dead worker, not
+        # the API.
+        self.assertEqual({worker, engine}, {
+            dict(key).get('service_id') for _, key in samples} - {None})
+        self.assertNotIn(dead, str(samples))
 
     def test_empty_database(self):
         samples = self.scrape()
@@ -366,7 +416,8 @@ class TestMetricsSQLite(_MetricsEndpoint, base.TestCase):
     def test_example_alerts_name_what_is_served(self):
         with open(ALERTS) as stream:
             rules = yaml.safe_load(stream)['groups'][0]['rules']
-        self.assertGreaterEqual(len(rules), 8)
+        self.assertGreaterEqual(len(rules), 11)
+        self.processes()
         served = {name for name, _ in self.scrape()}
         for rule in rules:
             names = set(re.findall(r'dbaas_scheduler_\w+', rule['expr']))

@@ -17,6 +17,7 @@ import oslo_messaging as messaging
 from oslotest import base
 
 from dbaas_scheduler import dispatch
+from dbaas_scheduler import stats
 
 
 class TestSplitIntoMessages(base.BaseTestCase):
@@ -74,6 +75,17 @@ class TestDispatch(base.BaseTestCase):
         self.assertEqual(2, api.backup_database_instances.call_count)
         # What was not sent goes back to PENDING, if still as stamped.
         self.release.assert_called_once_with('ctx', set(ids[20:]), 'stamp')
+
+    def test_casts_are_counted(self):
+        stats.REGISTRY.reset()
+        self.addCleanup(stats.REGISTRY.reset)
+        api = mock.Mock()
+        api.backup_database_instances.side_effect = [
+            None, messaging.MessageDeliveryFailure('broker down')]
+        dispatch.dispatch(api, 'ctx', [str(n) for n in range(60)], 20, 's')
+        dispatch.dispatch(api, 'ctx', ['a'], 20, 's')
+        self.assertEqual(21, stats.ENGINE_CASTS.value('sent'))
+        self.assertEqual(40, stats.ENGINE_CASTS.value('failed'))
 
     def test_release_failure_is_not_raised(self):
         api = mock.Mock()

@@ -26,8 +26,9 @@ import dbaas_scheduler
 PACKAGE = pathlib.Path(dbaas_scheduler.__file__).parent
 
 # The modules every layer may import: configuration, context, errors,
-# enumerations, the version.
-BASE = {'conf', 'config', 'context', 'enums', 'exception', 'version'}
+# enumerations, the version, the process's own metrics (stats).
+BASE = {'conf', 'config', 'context', 'enums', 'exception', 'stats',
+        'version'}
 
 # Top-level module or folder -> what else it may import.
 ALLOWED = {

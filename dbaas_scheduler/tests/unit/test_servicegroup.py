@@ -11,16 +11,19 @@
 # under the License.
 """A process's registration in the service table, and its identity."""
 
+import json
 import os
 import subprocess
 import sys
 import time
+from unittest import mock
 
 import fixtures
 from oslo_db import exception as db_exc
 
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import servicegroup
+from dbaas_scheduler import stats
 from dbaas_scheduler.tests import base
 
 
@@ -145,3 +148,48 @@ def process_wait(predicate, timeout=10):
             return False
         time.sleep(0.01)
     return True
+
+
+class TestServiceStats(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.insert = self.useFixture(fixtures.MockPatchObject(
+            db_services, 'register_service')).mock
+        self.stamp = self.useFixture(fixtures.MockPatchObject(
+            db_services, 'update_service_heartbeat',
+            return_value=True)).mock
+        self.registry = stats.Registry()
+        self.lost = self.registry.counter('lost_total')
+        self.registry.counter('not_mine_total')
+
+    def test_each_heartbeat_writes_the_services_metrics(self):
+        registration = servicegroup.ServiceRegistration(
+            self.conf, 'ctx', 'dbaas-scheduler-worker', 'topic',
+            stats_metrics=['lost_total'], registry=self.registry)
+        registration.heartbeat()
+        [(_, values)] = [c.args for c in self.insert.call_args_list]
+        self.assertEqual({'lost_total': [[[], 0]]},
+                         json.loads(values['stats'])['counters'])
+        self.lost.inc(amount=2)
+        registration.heartbeat()
+        self.assertEqual({'lost_total': [[[], 2]]}, json.loads(
+            self.stamp.call_args.kwargs['stats'])['counters'])
+
+    def test_a_service_without_metrics_writes_none(self):
+        registration = servicegroup.ServiceRegistration(
+            self.conf, 'ctx', 'dbaas-scheduler-api', registry=self.registry)
+        registration.heartbeat()
+        registration.heartbeat()
+        self.assertIsNone(self.insert.call_args.args[1]['stats'])
+        self.assertIsNone(self.stamp.call_args.kwargs['stats'])
+
+    def test_the_heartbeat_beats_when_the_metrics_fail(self):
+        registration = servicegroup.ServiceRegistration(
+            self.conf, 'ctx', 'dbaas-scheduler-worker',
+            stats_metrics=['lost_total'], registry=self.registry)
+        registration.heartbeat()
+        with mock.patch.object(self.registry, 'snapshot', autospec=True,
+                               side_effect=RuntimeError('bug')):
+            registration.heartbeat()
+        self.assertIsNone(self.stamp.call_args.kwargs['stats'])

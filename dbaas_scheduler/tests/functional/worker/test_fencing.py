@@ -33,6 +33,7 @@ from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import notifications
+from dbaas_scheduler import stats
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
@@ -167,6 +168,27 @@ class _FencingTests(db_fixtures.DatabaseMixin):
         runner.keeper.hold({execution.id: claim_id})
         return db_worker.get_executions_and_policies(self.context,
                                                      [execution.id])
+
+    def test_a_renewal_counts_the_claims_taken_over(self):
+        stats.REGISTRY.reset()
+        self.addCleanup(stats.REGISTRY.reset)
+        policy = self.add_policy()
+        taken = self.add_execution(policy, minutes=1)
+        finished = self.add_execution(policy, minutes=2)
+        kept = self.add_execution(policy, minutes=3)
+        for execution in (taken, finished, kept):
+            self._claim(self.runner, execution)
+        # Its lease expired and another worker claimed it; another
+        # finished under its claim (the renewal may miss it first).
+        self.expire_lease(taken.id)
+        self._claim(self.new_runner(), taken)
+        claim_id = self.runner.keeper.claims()[finished.id]
+        self.assertTrue(db_worker.finish_execution(
+            self.context, finished.id, claim_id, 'SUCCEEDED',
+            timeutils.utcnow(True)))
+        self.assertEqual((1, 2), self.runner.keeper.renew(self.context))
+        self.assertEqual(1, stats.LEASE_RENEWALS_LOST.value())
+        self.assertEqual([kept.id], list(self.runner.keeper.claims()))
 
     def test_leases_are_renewed_only_for_claims_held(self):
         policy = self.add_policy()

@@ -13,6 +13,7 @@
 
 from unittest import mock
 
+from dbaas_scheduler import stats
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.worker import leases
 
@@ -41,8 +42,10 @@ class TestLeaseKeeper(base.TestCase):
         self.keeper.adopt({'e-1': 'c-1', 'e-3': 'c-3'})
         self.assertEqual({'e-1': 'c-2', 'e-3': 'c-3'}, self.keeper.claims())
 
+    @mock.patch.object(leases.db_worker, 'lost_claims', autospec=True,
+                       return_value=set())
     @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
-    def test_a_claim_the_renewal_misses_is_dropped(self, renew):
+    def test_a_claim_the_renewal_misses_is_dropped(self, renew, lost):
         self.keeper.hold({'e-1': 'c-1', 'e-2': 'c-1'})
         renew.return_value = {'e-1'}
         self.assertEqual((1, 1), self.keeper.renew(mock.sentinel.context))
@@ -50,6 +53,29 @@ class TestLeaseKeeper(base.TestCase):
         self.assertEqual({'e-1': 'c-1', 'e-2': 'c-1'}, call.args[1])
         self.assertEqual(60, call.args[3])
         self.assertEqual({'e-1': 'c-1'}, self.keeper.claims())
+
+    @mock.patch.object(leases.db_worker, 'lost_claims', autospec=True)
+    @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
+    def test_claims_taken_away_are_counted(self, renew, lost_claims):
+        stats.REGISTRY.reset()
+        self.addCleanup(stats.REGISTRY.reset)
+        self.keeper.hold({'e-1': 'c-1', 'e-2': 'c-1', 'e-3': 'c-1'})
+        renew.return_value = {'e-1'}
+        # e-2 finished under its claim; e-3 was claimed by another.
+        lost_claims.return_value = {'e-3'}
+        self.assertEqual((1, 2), self.keeper.renew(mock.sentinel.context))
+        lost_claims.assert_called_once_with(
+            mock.sentinel.context, {'e-2': 'c-1', 'e-3': 'c-1'})
+        self.assertEqual(1, stats.LEASE_RENEWALS_LOST.value())
+        # Nothing missed, nothing read.
+        renew.return_value = {'e-1'}
+        self.keeper.renew(mock.sentinel.context)
+        lost_claims.assert_called_once()
+        # Not knowing which were lost counts none, and renews all the same.
+        self.keeper.hold({'e-4': 'c-1'})
+        lost_claims.side_effect = RuntimeError('database away')
+        self.assertEqual((1, 1), self.keeper.renew(mock.sentinel.context))
+        self.assertEqual(1, stats.LEASE_RENEWALS_LOST.value())
 
     @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
     def test_nothing_held_nothing_written(self, renew):

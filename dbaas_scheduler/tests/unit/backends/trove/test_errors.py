@@ -55,6 +55,15 @@ class TestTroveErrors(base.TestCase):
             self.assertNotIsInstance(exc, backends.InstanceBusy)
             self.assertIn('Trove says no', str(exc))
 
+    def test_kinds_for_the_metrics(self):
+        for status, kind in ((429, 'rate_limited'), (503, 'rate_limited'),
+                             (504, 'timeout'), (500, 'unavailable'),
+                             (502, 'unavailable'), (401, 'auth'),
+                             (403, 'auth'), (409, 'busy'), (400, 'other'),
+                             (413, 'other')):
+            self.assertEqual(kind, backends.error_kind(self.error(status)),
+                             status)
+
     def test_forbidden(self):
         exc = self.error(403)
         self.assertIsInstance(exc, backends.BackendForbidden)
