@@ -40,8 +40,10 @@ read, and an instance that no longer exists also disables its policy.
 """
 
 import datetime
+import functools
 import re
 import threading
+import time
 import types
 
 from oslo_log import log as logging
@@ -133,6 +135,11 @@ def backup_description(policy, execution):
 DEFAULT_FULL_EVERY = 7
 
 
+# Seconds after a claim was written during which a create of its first
+# attempt goes without a renewal of its own (a tenth of the lease at most).
+FRESH_CLAIM = 2.0
+
+
 def chain_step(policy, backups_made):
     """``policy`` as this run uses it: full or incremental.
 
@@ -140,11 +147,15 @@ def chain_step(policy, backups_made):
     policy (the first one too) is a full one and starts a new chain, so
     that retention can delete old chains whole; the others build on the
     instance's latest backup.  ``backups_made`` counts the policy's
-    earlier backups.
+    earlier backups, or is a callable that counts them, called only for
+    a chained policy.
     """
     params = policy.backup_params or {}
     if not params.get('incremental') or params.get('parent_id'):
         return policy
+    if callable(backups_made):
+        # Counted only for a chained policy: a query the others skip.
+        backups_made = backups_made()
     try:
         full_every = int(params.get('full_every') or DEFAULT_FULL_EVERY)
     except (TypeError, ValueError):
@@ -171,6 +182,9 @@ class ExecutionRunner:
             self.ready = threading.Event()
             self.ready.set()
         self.keeper = keeper or leases.LeaseKeeper(conf)
+        # How long a just-written claim needs no renewal before a create.
+        self.fresh_claim = min(FRESH_CLAIM,
+                               conf.worker.lease_duration / 10.0)
         self.compensator = compensator or strays.Compensator(conf)
         self.recorder = recorder.BackupIdRecorder(owner)
         self.overlap = overlap.OverlapJudge(conf, self)
@@ -185,6 +199,9 @@ class ExecutionRunner:
                         'registered yet; they are cast again later',
                         ', '.join(execution_ids))
             return []
+        # Taken before the claim, so that it never makes the claim look
+        # younger than it is.
+        claiming = time.monotonic()
         now = timeutils.utcnow(True)
         claim_id = uuidutils.generate_uuid()
         claimed = db_worker.claim_executions(
@@ -196,15 +213,21 @@ class ExecutionRunner:
                       execution_id)
         if not claimed:
             return claimed
-        self.start_claimed(context, claimed, claim_id)
+        self.start_claimed(context, claimed, claim_id,
+                           claimed_at=claiming)
         return claimed
 
-    def start_claimed(self, context, claimed, claim_id):
+    def start_claimed(self, context, claimed, claim_id, claimed_at=None):
         """Hold and start executions this worker claimed with ``claim_id``.
 
         A claim made by :meth:`run`, or a take-over of the executions of a
-        worker found gone (``worker/orphans.py``).
+        worker found gone (``worker/orphans.py``).  ``claimed_at`` is the
+        ``time.monotonic()`` taken before the claim was written: for
+        :data:`FRESH_CLAIM` seconds from it, a create needs no renewal of
+        its own (see :meth:`_find_or_create`).
         """
+        fresh_until = (None if claimed_at is None
+                       else claimed_at + self.fresh_claim)
         claims = {execution_id: claim_id for execution_id in claimed}
         self.keeper.hold(claims)
         try:
@@ -223,7 +246,8 @@ class ExecutionRunner:
                 continue
             try:
                 self.start(context, execution, policy,
-                           overlaps.get(execution.id, ()))
+                           overlaps.get(execution.id, ()),
+                           fresh_until=fresh_until)
             except Exception as exc:
                 LOG.exception('Execution %s: unexpected error while starting '
                               'its backup', execution.id)
@@ -252,7 +276,8 @@ class ExecutionRunner:
                           'will be resumed when its lease expires',
                           execution.id)
 
-    def start(self, context, execution, policy, blockers=()):
+    def start(self, context, execution, policy, blockers=(),
+              fresh_until=None):
         """Steps 2 and 3 for one claimed execution; what it did.
 
         ``blockers`` are the other executions of the same instance that
@@ -280,9 +305,10 @@ class ExecutionRunner:
             return self._yield_to(context, execution, policy, other_id,
                                   tried)
         try:
-            policy = chain_step(policy, db_worker.count_policy_backups(
-                context, policy.id))
-            backup = self._find_or_create(context, execution, policy)
+            policy = chain_step(policy, functools.partial(
+                db_worker.count_policy_backups, context, policy.id))
+            backup = self._find_or_create(context, execution, policy,
+                                          fresh_until)
         except ClaimLost:
             return self._lost(execution, execution.claim_id,
                               'before its backup was created')
@@ -351,7 +377,7 @@ class ExecutionRunner:
                     reason='overlap: ' + reason, reconcile=tried)
         return FINISHED
 
-    def _find_or_create(self, context, execution, policy):
+    def _find_or_create(self, context, execution, policy, fresh_until=None):
         backend = loader.get_backend(self.conf, policy.backend)
         # Retried as one unit: a create whose answer was lost (timeout,
         # reset) may have been accepted, so every attempt after the first
@@ -369,11 +395,19 @@ class ExecutionRunner:
                     LOG.info('Execution %s: found backup %s it had started '
                              'before', execution.id, found.id)
                     return found
+            first = not tries
             tries.append(True)
             # The last moment to find out that the claim is gone, and a
             # fresh lease for the create, which ends (or is given up) well
-            # within it.
-            if not db_worker.renew_leases(
+            # within it -- unless the claim was written a moment ago: its
+            # lease is then nearly whole, and nobody can have taken it
+            # over (that needs the lease expired, or this process's
+            # heartbeat stale), so a renewal would learn nothing.  A pause
+            # after either point is the same risk, which the fenced record
+            # and the compensation cover.
+            fresh = (first and fresh_until is not None
+                     and time.monotonic() < fresh_until)
+            if not fresh and not db_worker.renew_leases(
                     context, {execution.id: execution.claim_id},
                     timeutils.utcnow(True), self.conf.worker.lease_duration):
                 raise ClaimLost()

@@ -19,7 +19,9 @@ runner, poller and reconciler are driven step by step, and a second
 import datetime
 import threading
 import time
+from unittest import mock
 
+import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -158,6 +160,52 @@ class _FencingTests(db_fixtures.DatabaseMixin):
         self.assertEqual(lifecycle.LOST,
                          stale.start(self.context, claimed, policy))
         self.assertEqual(0, self.trove.create_count(policy.instance_id))
+        self.assertEqual({}, stale.keeper.claims())
+
+    def _renewals(self):
+        return self.useFixture(fixtures.MockPatchObject(
+            lifecycle.db_worker, 'renew_leases',
+            wraps=db_worker.renew_leases)).mock
+
+    def test_a_fresh_claim_creates_without_a_renewal_of_its_own(self):
+        # The claim was written a moment ago: its lease is whole, and a
+        # renewal before the create would learn nothing.
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        renewals = self._renewals()
+        self.assertEqual([execution.id],
+                         self.runner.run(self.context, [execution.id]))
+        renewals.assert_not_called()
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        self.assertIsNotNone(self.execution(execution.id).backup_id)
+
+    def test_a_claim_older_than_a_moment_is_renewed_before_its_create(self):
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        self.runner.fresh_claim = 0
+        renewals = self._renewals()
+        self.runner.run(self.context, [execution.id])
+        renewals.assert_called_once_with(
+            self.context, {execution.id: mock.ANY}, mock.ANY,
+            self.conf.worker.lease_duration)
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+
+    def test_a_claim_taken_within_the_moment_records_nothing(self):
+        # The one case a renewal would have caught: the claim superseded
+        # within the moment after it was written.  The create happens;
+        # the fenced record refuses its id, and the claim that took over
+        # keeps the execution.
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        stale = self.new_runner()
+        [(claimed, _)] = self._claim(stale, execution)
+        self.expire_lease(execution.id)
+        self._claim(self.new_runner(), execution)
+        self.assertEqual(lifecycle.LOST, stale.start(
+            self.context, claimed, policy,
+            fresh_until=time.monotonic() + 60))
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        self.assertIsNone(self.execution(execution.id).backup_id)
         self.assertEqual({}, stale.keeper.claims())
 
     def _claim(self, runner, execution):

@@ -136,6 +136,21 @@ class TestChainStep(base.BaseTestCase):
         explicit = self.policy(incremental=True, parent_id='b')
         self.assertIs(explicit, lifecycle.chain_step(explicit, 0))
 
+    def test_the_count_is_read_only_for_a_chained_policy(self):
+        counted = []
+
+        def count():
+            counted.append(True)
+            return 3
+
+        full = self.policy(full_every=2)
+        self.assertIs(full, lifecycle.chain_step(full, count))
+        self.assertEqual([], counted)
+        chained = self.policy(incremental=True, full_every=3)
+        self.assertFalse(lifecycle.chain_step(
+            chained, count).backup_params['incremental'])
+        self.assertEqual([True], counted)
+
 
 class TestOneLine(base.BaseTestCase):
 
