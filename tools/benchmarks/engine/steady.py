@@ -128,6 +128,9 @@ def prepare_steady_database(bench, count):
         if seeded == count:
             reporting.progress('steady: reusing %s with %d policies',
                                db.name, count)
+            # Seeded by an older checkout: bring its schema to this one's
+            # (a no-op when it is there already).
+            bench.upgrade_schema()
             return db, 0.0
     reporting.progress('steady: seeding %d policies into %s', count, db.name)
     started = time.time()
