@@ -43,8 +43,10 @@ import threading
 import time
 
 import futurist
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
@@ -55,6 +57,27 @@ from dbaas_scheduler import schedule
 from dbaas_scheduler.worker import retention
 
 LOG = logging.getLogger(__name__)
+
+# The database gone (restarted, failing over): every execution of a pass
+# fails alike until it is back.  One line each, not a traceback each.
+_DATABASE_UNAVAILABLE = (db_exc.DBConnectionError, sa.exc.OperationalError,
+                         sa.exc.InterfaceError, sa.exc.DisconnectionError)
+
+
+def _recording_failed(execution, exc):
+    if isinstance(exc, _DATABASE_UNAVAILABLE):
+        # oslo.db's error wraps SQLAlchemy's, which wraps the driver's.
+        reason = getattr(exc, 'inner_exception', None) or exc
+        reason = getattr(reason, 'orig', None) or reason
+        LOG.warning('Execution %s: could not record the state of backup %s: '
+                    'the database is unavailable (%s: %s); next pass',
+                    execution.id, execution.backup_id,
+                    type(reason).__name__,
+                    ' '.join(str(reason).split())[:200])
+    else:
+        LOG.exception('Execution %s: recording the state of backup %s '
+                      'failed', execution.id, execution.backup_id)
+
 
 Status = enums.ExecutionStatus
 
@@ -177,9 +200,8 @@ class BackupPoller:
                 continue
             try:
                 self._update(context, execution, policy, backend, backup)
-            except Exception:
-                LOG.exception('Execution %s: recording the state of backup '
-                              '%s failed', execution.id, execution.backup_id)
+            except Exception as exc:
+                _recording_failed(execution, exc)
 
     def check(self, context, execution, policy):
         """Look at one backup and finish its execution if it is done.
@@ -224,9 +246,8 @@ class BackupPoller:
             return
         try:
             self._update(context, execution, policy, backend, backup)
-        except Exception:
-            LOG.exception('Execution %s: recording the state of backup %s '
-                          'failed', execution.id, execution.backup_id)
+        except Exception as exc:
+            _recording_failed(execution, exc)
 
     def _fail_if_too_long(self, context, execution, state, detail=None):
         elapsed = timeutils.utcnow(True) - execution.started_at
