@@ -44,9 +44,13 @@ def deploy(conf):
     # Healthcheck answers every request it gets: it is mounted, not
     # chained, behind a filter of its methods.  Its [healthcheck] options
     # (e.g. a disable-by-file backend to drain a node) come from the
-    # service's configuration.
+    # service's configuration.  Made as an application (app_factory), not
+    # a filter: oslo.middleware 5.0.0, the oldest allowed, compares the
+    # whole path with [healthcheck] path otherwise, and under a path prefix
+    # (uWSGI on /backup-scheduler) passed every request on to a missing
+    # application (502).
     health = handler.MethodFilter(
-        healthcheck.Healthcheck(None, {'oslo_config_config': conf}),
+        healthcheck.Healthcheck.app_factory(None, oslo_config_config=conf),
         ('GET', 'HEAD'))
     public = {'': handlers, '/': handlers, '/healthcheck': health,
               openapi.OPENAPI_PATH: handlers}

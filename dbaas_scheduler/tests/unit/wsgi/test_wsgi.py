@@ -48,9 +48,12 @@ for method, script_name, path, body in json.load(sys.stdin):
         req.content_type = 'application/json'
         req.json = body
     resp = req.get_response(api.application)
+    # /healthcheck answers text or JSON, by oslo.middleware's version.
+    is_json = resp.content_type == 'application/json'
     print(json.dumps({'status': resp.status_int,
                       'location': resp.headers.get('Location'),
-                      'body': resp.json if resp.body else None}))
+                      'body': (resp.json if is_json else resp.text)
+                              if resp.body else None}))
 '''
 
 PREFIX = '/backup-scheduler'
