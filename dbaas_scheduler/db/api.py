@@ -20,6 +20,7 @@ they join when one is already open.
 
 import os
 
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_utils import timeutils
@@ -32,6 +33,16 @@ from dbaas_scheduler import exception
 
 
 context_manager = enginefacade.transaction_context()
+
+# A transaction that lost a deadlock is taken again, whole (never part of
+# it): on one server, two transactions locking rows in another order; on a
+# Galera cluster, also a certification conflict at commit with a write
+# made on another node (error 1213 too).  Only for transactions whose
+# statements are conditional, so that a retry decides again on what the
+# database holds then: claims, fenced writes.  Outside the transaction
+# (oslo.db refuses a retry inside one).
+retry_on_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
+                                              retry_on_deadlock=True)
 
 Policy = models.BackupPolicy
 Execution = models.BackupExecution

@@ -22,9 +22,9 @@ statements are SQL text, one form per dialect (see the comment above
 import datetime
 import typing
 
-from oslo_db import api as oslo_db_api
 import sqlalchemy as sa
 
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import types
@@ -238,8 +238,7 @@ _ONCE_PER_SLOT = {
 # Statements that lock executions a worker may also hold retry a deadlock
 # (the transaction is taken again, never part of it), and never wait for a
 # row lock: see "Row locks" in doc/source/contributor/architecture.rst.
-_retry_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
-                                            retry_on_deadlock=True)
+_retry_deadlock = db_api.retry_on_deadlock
 
 
 @_retry_deadlock

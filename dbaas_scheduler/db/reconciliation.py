@@ -28,6 +28,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
 from dbaas_scheduler.db import models
 
@@ -102,6 +103,7 @@ def schedule(context, item):
     context.session.execute(statement)
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def claim_due(context, now, limit, lease_seconds):
     """Take up to ``limit`` instances due at ``now``; ``[Claimed]``.
@@ -129,6 +131,7 @@ def claim_due(context, now, limit, lease_seconds):
             for row in rows]
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def reschedule(context, claimed, due_at):
     """Next pass over a claimed instance at ``due_at``.
@@ -143,6 +146,7 @@ def reschedule(context, claimed, due_at):
         .values(due_at=due_at))
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def finish(context, claimed, now, interval):
     """Done with a claimed instance: the next pass, or none after its window.
@@ -159,6 +163,7 @@ def finish(context, claimed, now, interval):
         .values(due_at=now + datetime.timedelta(seconds=interval)))
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def forget(context, claimed):
     """Take a claimed instance off the queue (unless queued again)."""

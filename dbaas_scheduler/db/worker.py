@@ -23,9 +23,9 @@ import datetime
 import types
 import typing
 
-from oslo_db import api as oslo_db_api
 import sqlalchemy as sa
 
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
 from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler.db import models
@@ -52,6 +52,7 @@ def _claim_values(owner, claim_id, lease, now):
                 started_at=sa.func.coalesce(_EXECUTION.c.started_at, now))
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def claim_executions(context, execution_ids, owner, claim_id, now,
                      lease_seconds):
@@ -91,6 +92,7 @@ def claim_executions(context, execution_ids, owner, claim_id, now,
     return list(context.session.execute(query).scalars())
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def take_over_execution(context, execution_id, old_claim_id, owner,
                         claim_id, now, lease_seconds):
@@ -233,6 +235,7 @@ def _held(execution_id, claim_id):
             _EXECUTION.c.claim_id == claim_id, _still_running())
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def record_backup_id(context, execution_id, claim_id, backup_id):
     """Record the backend's backup id; False if the claim was superseded.
@@ -247,6 +250,7 @@ def record_backup_id(context, execution_id, claim_id, backup_id):
     return context.session.execute(statement).rowcount == 1
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def record_backup_ids(context, recorded):
     """Record many ``(execution id, claim id, backup id)`` at once.
@@ -277,6 +281,7 @@ def record_backup_ids(context, recorded):
             if (row.claim_id, row.backup_id) == wanted[row.id]}
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def release_execution(context, execution_id, claim_id, next_attempt_at,
                       reason):
@@ -292,7 +297,7 @@ def release_execution(context, execution_id, claim_id, next_attempt_at,
     return context.session.execute(statement).rowcount == 1
 
 
-@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+@db_api.retry_on_deadlock
 @context_manager.writer
 def finish_execution(context, execution_id, claim_id, status, now,
                      reason=None, fault=None, reconcile=None):
@@ -351,6 +356,7 @@ def _update_held(context, claims, lease):
     return held
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def renew_leases(context, claims, now, lease_seconds):
     """Extend the leases of ``{execution id: claim id}``; the ids renewed.
@@ -383,6 +389,7 @@ def lost_claims(context, claims):
             if current.get(execution_id) != claim_id}
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def release_claims(context, claims, now):
     """Let the engine's sweep hand ``{execution id: claim id}`` over now.
@@ -396,6 +403,7 @@ def release_claims(context, claims, now):
     return _update_held(context, claims, now)
 
 
+@db_api.retry_on_deadlock
 @context_manager.writer
 def record_deleted_backups(context, execution_id, deleted_backups):
     """Add ``deleted_backups`` to the execution's list of deleted backups.
