@@ -32,6 +32,7 @@ doc/source/contributor/chaos.rst explains the faults and every figure.
 import sys
 
 from tools.benchmarks import common
+from tools.chaos import clustered
 from tools.chaos import faults
 from tools.chaos import run
 
@@ -75,6 +76,15 @@ def parse_args(argv):
     parser.add_argument('--transport-url',
                         help='Use this RabbitMQ instead of a private node '
                              '(then it is not restarted).')
+    parser.add_argument('--cluster', choices=clustered.MODES,
+                        help='Run on a Galera cluster and a RabbitMQ '
+                             'cluster of 3 nodes each (quorum queues): '
+                             'services on different nodes (multi-writer) '
+                             'or behind one writer address that moves '
+                             '(single-writer); implies --database mysql.')
+    parser.add_argument('--writer-move-at', type=float, default=0.5,
+                        help='With --cluster single-writer: when to move '
+                             'the writer, as a share of the run.')
     parser.add_argument('--policies', type=int, default=2000)
     parser.add_argument('--minutes', type=float, default=8)
     parser.add_argument('--engines', type=int, default=3)
@@ -124,6 +134,10 @@ def parse_args(argv):
                              'deleted (default: from the timing).')
     common.add_run_options(parser, 'Keep the database at the end.')
     args = parser.parse_args(argv)
+    if args.cluster:
+        args.database = 'mysql'
+        if args.admin_url:
+            parser.error('--cluster starts its own database cluster')
     lease = _option(args, 'worker', 'lease_duration', 300)
     timeout = _option(args, 'service_credentials', 'timeout', 60)
     interval = _option(args, 'worker', 'reconcile_interval', 300)

@@ -28,7 +28,12 @@
 ``broker``, ``database``
     A real restart of the private RabbitMQ node, or of the private
     database server, at a given point of the run, down for
-    ``--restart-down`` seconds.
+    ``--restart-down`` seconds.  On clusters (``--cluster``), a node of
+    the RabbitMQ cluster, or of the Galera cluster, SIGKILLed and started
+    again (see :mod:`tools.chaos.clustered`).
+``writer``
+    With ``--cluster single-writer``: the writer address moves to another
+    Galera node while every node is up, at ``--writer-move-at``.
 """
 
 import random
@@ -40,13 +45,14 @@ from tools.benchmarks import reporting
 
 from dbaas_scheduler.testing import fake_trove
 
-KINDS = ('kill', 'stop', 'slow', 'late', 'broker', 'database')
+KINDS = ('kill', 'stop', 'slow', 'late', 'broker', 'database', 'writer')
 
 
 class Faults(threading.Thread):
     """Injects the chosen faults until :meth:`finish`."""
 
-    def __init__(self, args, processes, broker, database, trove):
+    def __init__(self, args, processes, broker, database, trove,
+                 writer=None):
         super().__init__(name='chaos-faults', daemon=True)
         self.args = args
         self.kinds = set(args.faults)
@@ -54,6 +60,7 @@ class Faults(threading.Thread):
         self.broker = broker
         self.database = database
         self.trove = trove
+        self.writer = writer
         self.random = random.Random(args.seed)
         self.events = []
         self._stopping = threading.Event()
@@ -105,6 +112,9 @@ class Faults(threading.Thread):
         if 'database' in self.kinds and self.database is not None:
             plan.append(['database', self.started
                          + args.database_restart_at * duration])
+        if 'writer' in self.kinds and self.writer is not None:
+            plan.append(['writer', self.started
+                         + args.writer_move_at * duration])
         while plan and not self._stopping.is_set():
             plan.sort(key=lambda item: item[1])
             kind, at = plan[0]
@@ -180,10 +190,17 @@ class Faults(threading.Thread):
         self._later(self.args.stop_seconds, resume)
 
     def _fault_broker(self):
-        self.event('RabbitMQ restart', 'RabbitMQ restart (down %.0f s)',
+        name = getattr(self.broker, 'name', 'RabbitMQ')
+        self.event('RabbitMQ restart', '%s restart (down %.0f s)', name,
                    self.args.restart_down)
         took = self.broker.restart(self.args.restart_down)
-        self.event(None, 'RabbitMQ back after %.0f s', took)
+        self.event(None, '%s back after %.0f s', name, took)
+
+    def _fault_writer(self):
+        self.writer.switch()
+        time.sleep(5)
+        self.event('writer moved', 'writer address moved: %s',
+                   self.writer.moves()[-1][2])
 
     def _fault_database(self):
         self.event('database restart', '%s restart (down %.0f s)',

@@ -23,6 +23,7 @@ from tools.benchmarks import common
 from tools.benchmarks import database
 from tools.benchmarks import reporting
 from tools.chaos import checker
+from tools.chaos import clustered
 from tools.chaos import faults as chaos_faults
 from tools.chaos import servers
 
@@ -68,6 +69,7 @@ class ChaosRun(common.Bench):
             os.chmod(self.workdir, 0o755)
         self.broker = None
         self.database_server = None
+        self.clusters = None
         self.trove = None
         self.processes = []
         self.policies = {}
@@ -76,7 +78,13 @@ class ChaosRun(common.Bench):
 
     def start_servers(self):
         args = self.args
-        if args.transport_url is None:
+        if args.cluster:
+            self.clusters = clustered.Clusters(self.workdir, args.cluster,
+                                               args.transport_url)
+            self.clusters.start()
+            self.transport_url = self.clusters.transport_url
+            args.admin_url = self.clusters.admin_url
+        elif args.transport_url is None:
             self.broker = servers.RabbitMQNode(self.workdir)
             reporting.progress('starting a private RabbitMQ node %s on port '
                                '%d', self.broker.node, self.broker.port)
@@ -122,13 +130,21 @@ class ChaosRun(common.Bench):
                            len(rows), first.isoformat())
         return first
 
-    def service_config(self, label):
+    def service_config(self, label, index=0):
         args = self.args
         log_file = os.path.join(self.workdir, label + '.log')
         sections = common.service_config(self, log_file, 30)
         sections['engine'] = {'topic': self.topics['engine']}
         sections['trove'] = {'endpoint_override': self.trove.url}
         sections['service_credentials'] = {'auth_type': 'none'}
+        if self.clusters is not None:
+            sections['database']['connection'] = sa.engine.make_url(
+                self.db.url_string).set(
+                    port=self.clusters.database_port(index)).render_as_string(
+                        hide_password=False)
+            if self.clusters.rabbitmq is not None:
+                sections['oslo_messaging_rabbit'] = dict(
+                    clustered.QUORUM_OPTIONS)
         for group, options in TIMING[args.timing].items():
             sections.setdefault(group, {}).update(options)
         common.set_options(sections, args.option, 'worker')
@@ -141,7 +157,8 @@ class ChaosRun(common.Bench):
                               ('dbaas-scheduler-engine', self.args.engines)):
             for number in range(count):
                 label = '%s-%d' % (binary.rsplit('-', 1)[-1], number)
-                config_file, log_file = self.service_config(label)
+                config_file, log_file = self.service_config(
+                    label, len(self.processes))
                 process = ChaosProcess(number, binary, config_file, log_file)
                 process.start()
                 self.processes.append(process)
@@ -166,9 +183,15 @@ class ChaosRun(common.Bench):
         self.start_servers()
         first = self.seed()
         self.start_processes()
-        injector = chaos_faults.Faults(
-            args, self.processes, self.broker, self.database_server,
-            self.trove)
+        if self.clusters is not None:
+            injector = chaos_faults.Faults(
+                args, self.processes, self.clusters.broker_fault(),
+                self.clusters.database_fault(), self.trove,
+                writer=self.clusters.writer)
+        else:
+            injector = chaos_faults.Faults(
+                args, self.processes, self.broker, self.database_server,
+                self.trove)
         wait = (first - timeutils.utcnow(True)).total_seconds()
         reporting.progress('load starts in %.0f s, for %d minutes', wait,
                            args.minutes)
@@ -228,11 +251,18 @@ class ChaosRun(common.Bench):
     def write_report(self, injector, drained, verdict):
         args, report = self.args, self.report
         report.section('Run')
-        report.item('database', '%s (%s)' % (
-            args.database, 'private server, restarted' if
-            self.database_server else 'given server'))
-        report.item('broker', 'private RabbitMQ node' if self.broker
-                    else self.transport_url)
+        if self.clusters is not None:
+            report.item('database', 'Galera cluster of 3 nodes, %s' % (
+                args.cluster))
+            report.item('broker', 'RabbitMQ cluster of 3 nodes, quorum '
+                        'queues' if self.clusters.rabbitmq
+                        else self.transport_url)
+        else:
+            report.item('database', '%s (%s)' % (
+                args.database, 'private server, restarted' if
+                self.database_server else 'given server'))
+            report.item('broker', 'private RabbitMQ node' if self.broker
+                        else self.transport_url)
         report.item('policies x minutes', '%d x %d (every minute)' % (
             args.policies, args.minutes))
         report.item('engines / workers', '%d / %d' % (args.engines,
@@ -271,6 +301,8 @@ class ChaosRun(common.Bench):
             for at, _, text in injector.events:
                 stream.write('%s %s\n' % (
                     datetime.datetime.fromtimestamp(at).isoformat(), text))
+            if self.clusters is not None:
+                stream.write(self.clusters.describe() + '\n')
 
     def stop_all(self):
         for process in self.processes:
@@ -291,6 +323,7 @@ class ChaosRun(common.Bench):
                     self.db.drop()
         finally:
             super().close()
-            for server in (self.broker, self.database_server):
+            for server in (self.broker, self.database_server,
+                           self.clusters):
                 if server is not None:
                     server.close()

@@ -67,6 +67,7 @@ class Node:
         self.group_port = base + 10 + number
         self.ist_port = base + 20 + number
         self.sst_port = base + 30 + number
+        self.popen = None
 
     @property
     def url(self):
@@ -138,22 +139,29 @@ class Node:
         if bootstrap:
             command.append('--wsrep-new-cluster')
         with open(os.devnull, 'wb') as null:
-            subprocess.Popen(command, stdout=null, stderr=null,
-                             start_new_session=True)
+            self.popen = subprocess.Popen(command, stdout=null, stderr=null,
+                                          start_new_session=True)
 
     def pid(self):
+        """The running node's pid, or None (a zombie is not running)."""
+        if self.popen is not None and self.popen.poll() is not None:
+            return None
         try:
             with open(self.pid_file) as stream:
                 pid = int(stream.read().strip())
-            os.kill(pid, 0)
+            with open('/proc/%d/stat' % pid) as stream:
+                if stream.read().rpartition(')')[2].split()[0] == 'Z':
+                    return None
             return pid
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             return None
 
     def kill(self, sig=signal.SIGKILL):
         pid = self.pid()
         if pid:
             os.kill(pid, sig)
+            if sig == signal.SIGKILL and self.popen is not None:
+                self.popen.wait()
         return pid
 
     def query(self, sql):
@@ -231,17 +239,16 @@ class Cluster:
 
     def stop(self, timeout=60):
         """Stop every node (SIGTERM, then SIGKILL after ``timeout``)."""
-        pids = [node.kill(signal.SIGTERM) for node in reversed(self.nodes)]
+        stopping = [node for node in reversed(self.nodes)
+                    if node.kill(signal.SIGTERM)]
         deadline = time.monotonic() + timeout
-        for pid in filter(None, pids):
+        for node in stopping:
             while time.monotonic() < deadline:
-                try:
-                    os.kill(pid, 0)
-                except OSError:
+                if node.pid() is None:
                     break
                 time.sleep(0.2)
             else:
-                os.kill(pid, signal.SIGKILL)
+                node.kill()
 
     def destroy(self):
         self.stop()
