@@ -99,6 +99,7 @@ class Node:
             RABBITMQ_MNESIA_BASE=os.path.join(self.directory, 'mnesia'),
             RABBITMQ_LOG_BASE=os.path.join(self.directory, 'log'),
             RABBITMQ_PID_FILE=self.pid_file,
+            ERL_CRASH_DUMP=os.path.join(self.directory, 'erl_crash.dump'),
             RABBITMQ_CONFIG_FILE=os.path.join(self.cluster.directory,
                                               'rabbitmq'),
             RABBITMQ_ADVANCED_CONFIG_FILE=os.path.join(
@@ -119,7 +120,7 @@ class Node:
             self.popen = subprocess.Popen(
                 [_program('rabbitmq-server')], env=self.env, stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                cwd=self.directory, start_new_session=True)
 
     def pid(self):
         """The node's beam process id; None when it is not running."""
