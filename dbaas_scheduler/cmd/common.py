@@ -201,7 +201,10 @@ def check_transport(conf, attempts=BROKER_ATTEMPTS,
 
     Refused credentials or vhost end the program at once: retrying does
     not fix them.  An unreachable broker is tried ``attempts`` times with
-    a doubling wait, one warning per failed attempt.
+    a doubling wait, one warning per failed attempt.  A transport URL that
+    lists the nodes of a RabbitMQ cluster needs one node that answers, as
+    oslo.messaging does: a service must start while a node is down (each
+    node that does not answer is one warning line).
     """
     if conf.rpc_transport != 'oslo':
         return
@@ -212,28 +215,26 @@ def check_transport(conf, attempts=BROKER_ATTEMPTS,
     if url.transport not in ('rabbit', 'amqp', 'kombu'):
         return
     hosts = url.hosts or [messaging.TransportHost()]
-    ssl = conf.oslo_messaging_rabbit.ssl
     wait = first_wait
     for attempt in range(1, attempts + 1):
-        try:
-            for host in hosts:
-                with kombu.Connection(
-                        hostname=host.hostname or 'localhost',
-                        port=host.port or 5672,
-                        userid=host.username or 'guest',
-                        password=host.password or 'guest',
-                        virtual_host=url.virtual_host or '/',
-                        ssl=ssl,
-                        connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
-                    connection.connect()
+        failures = []
+        for host in hosts:
+            try:
+                _log_in(conf, url, host)
+            except Exception as exc:
+                if _refused(exc):
+                    raise StartupRefused(reason=(
+                        'the message broker %s refused to log in (check the '
+                        'user, password and vhost of transport_url): %s'
+                        % (shown, _reason(exc))))
+                failures.append((host, exc))
+        if len(failures) < len(hosts):
+            for host, exc in failures:
+                LOG.warning('Message broker node %s:%s unreachable, using '
+                            'the other nodes of transport_url: %s',
+                            host.hostname, host.port or 5672, _reason(exc))
             return
-        except Exception as exc:
-            if _refused(exc):
-                raise StartupRefused(reason=(
-                    'the message broker %s refused to log in (check the '
-                    'user, password and vhost of transport_url): %s'
-                    % (shown, _reason(exc))))
-            failure = exc
+        failure = failures[-1][1]
         if attempt == attempts:
             break
         LOG.warning('Message broker %s unreachable (attempt %d of %d), '
@@ -244,6 +245,18 @@ def check_transport(conf, attempts=BROKER_ATTEMPTS,
     raise StartupRefused(reason='the message broker %s is unreachable after '
                                 '%d attempts: %s'
                                 % (shown, attempts, _reason(failure)))
+
+
+def _log_in(conf, url, host):
+    with kombu.Connection(
+            hostname=host.hostname or 'localhost',
+            port=host.port or 5672,
+            userid=host.username or 'guest',
+            password=host.password or 'guest',
+            virtual_host=url.virtual_host or '/',
+            ssl=conf.oslo_messaging_rabbit.ssl,
+            connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
+        connection.connect()
 
 
 def _refused(exc):

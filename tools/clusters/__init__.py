@@ -12,7 +12,9 @@
 """Database and broker clusters on loopback, for tests and chaos runs.
 
 ``python -m tools.clusters galera start|stop|status|kill|rejoin`` runs a
-MariaDB Galera cluster of three ``mariadbd`` processes (galera-4), all
-under one directory, on ports of its own; nothing of the machine's own
-MariaDB is touched.  See doc/source/contributor/clusters.rst.
+MariaDB Galera cluster of three ``mariadbd`` processes (galera-4), and
+``python -m tools.clusters rabbitmq start|stop|status|kill|restart`` a
+RabbitMQ cluster of three nodes, each all under one directory, on ports
+of its own; nothing of the machine's own MariaDB or RabbitMQ is touched.
+See doc/source/contributor/clusters.rst.
 """

@@ -1,0 +1,75 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The broker check every program makes before it starts."""
+
+import amqp.exceptions
+import fixtures
+from oslo_messaging import conffixture
+
+from dbaas_scheduler.cmd import common
+from dbaas_scheduler.tests import base
+
+CLUSTER = ('rabbit://guest:secret@10.0.0.1:5672,guest:secret@10.0.0.2:5672,'
+           'guest:secret@10.0.0.3:5672/')
+
+
+class TestCheckTransport(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(conffixture.ConfFixture(self.conf,
+                                                transport_url=CLUSTER))
+        self.flags(rpc_transport='oslo')
+        self.answers = {}
+        self.tried = []
+        self.useFixture(fixtures.MockPatchObject(common, '_log_in',
+                                                 self._log_in))
+        self.sleep = self.useFixture(fixtures.MockPatch(
+            'dbaas_scheduler.cmd.common.time.sleep')).mock
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='dbaas_scheduler.cmd.common'))
+
+    def _log_in(self, conf, url, host):
+        self.tried.append(host.hostname)
+        error = self.answers.get(host.hostname)
+        if error is not None:
+            raise error
+
+    def test_every_node_answers(self):
+        common.check_transport(self.conf)
+        self.assertEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3'], self.tried)
+        self.assertEqual('', self.log.output)
+
+    def test_one_node_of_a_cluster_down_is_a_warning(self):
+        self.answers['10.0.0.2'] = ConnectionRefusedError(111, 'refused')
+        common.check_transport(self.conf)
+        self.sleep.assert_not_called()
+        self.assertEqual('Message broker node 10.0.0.2:5672 unreachable, '
+                         'using the other nodes of transport_url: [Errno '
+                         '111] refused\n', self.log.output)
+        self.assertNotIn('secret', self.log.output)
+
+    def test_every_node_down_is_retried_then_refused(self):
+        for number in (1, 2, 3):
+            self.answers['10.0.0.%d' % number] = ConnectionRefusedError(
+                111, 'refused')
+        self.assertRaises(common.StartupRefused, common.check_transport,
+                          self.conf, attempts=2)
+        self.assertEqual(6, len(self.tried))
+        self.assertEqual(1, self.sleep.call_count)
+
+    def test_refused_credentials_end_it_at_once(self):
+        self.answers['10.0.0.1'] = amqp.exceptions.AccessRefused('login')
+        exc = self.assertRaises(common.StartupRefused,
+                                common.check_transport, self.conf)
+        self.assertIn('refused to log in', str(exc))
+        self.assertEqual(['10.0.0.1'], self.tried)
