@@ -202,8 +202,15 @@ class Sampler(threading.Thread):
 # The broker.
 
 def amqp_url(transport_url):
-    """kombu's URL of an oslo.messaging ``rabbit://`` transport URL."""
-    return transport_url.replace('rabbit://', 'amqp://', 1)
+    """kombu's URL of an oslo.messaging ``rabbit://`` transport URL.
+
+    A URL of several nodes (``rabbit://u:p@h1:1,u:p@h2:2/vhost``) becomes
+    kombu's failover list (``amqp://u:p@h1:1/vhost;amqp://u:p@h2:2/vhost``).
+    """
+    rest = transport_url.split('://', 1)[1]
+    hosts, _, path = rest.partition('/')
+    return ';'.join('amqp://%s/%s' % (host, path)
+                    for host in hosts.split(','))
 
 
 def broker_version(transport_url):

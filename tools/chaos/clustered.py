@@ -28,6 +28,7 @@ the first node and starts it again.
 """
 
 import os
+import secrets
 import socket
 import time
 
@@ -37,8 +38,10 @@ from tools.clusters import writer as writer_proxy
 
 MODES = ('multi-writer', 'single-writer')
 
-# [oslo_messaging_rabbit] of every service on the RabbitMQ cluster.
-QUORUM_OPTIONS = {'rabbit_quorum_queue': True}
+# [oslo_messaging_rabbit] of every service on the RabbitMQ cluster, as
+# doc/source/admin/clusters.rst recommends.
+QUORUM_OPTIONS = {'rabbit_quorum_queue': True,
+                  'rabbit_transient_quorum_queue': True}
 
 
 def _free_range(span, start=36000):
@@ -86,9 +89,10 @@ class Clusters:
         self.given_transport_url = transport_url
         if transport_url is None:
             from tools.clusters import rabbitmq
-            self.rabbitmq = rabbitmq.Cluster(os.path.join(workdir,
-                                                          'rabbitmq'),
-                                             _free_range(20, base + 100))
+            # Node names are the machine's: a prefix of the run's own.
+            self.rabbitmq = rabbitmq.Cluster(
+                os.path.join(workdir, 'rabbitmq'), _free_range(30, base + 100),
+                prefix='chaos-%s-' % secrets.token_hex(3))
         self.writer = None
 
     def start(self):

@@ -142,6 +142,15 @@ class Node:
             self.popen = subprocess.Popen(command, stdout=null, stderr=null,
                                           start_new_session=True)
 
+    def mark_safe_to_bootstrap(self):
+        state = os.path.join(self.data, 'grastate.dat')
+        if os.path.exists(state):
+            with open(state) as stream:
+                text = stream.read()
+            with open(state, 'w') as stream:
+                stream.write(text.replace('safe_to_bootstrap: 0',
+                                          'safe_to_bootstrap: 1'))
+
     def pid(self):
         """The running node's pid, or None (a zombie is not running)."""
         if self.popen is not None and self.popen.poll() is not None:
@@ -209,6 +218,11 @@ class Cluster:
             else:
                 node.write_config()
         first, others = self.nodes[0], self.nodes[1:]
+        if not fresh and all(node.pid() is None for node in self.nodes):
+            # A cluster stopped whole starts again from node 1, stopped
+            # last by stop(); Galera refuses to bootstrap from a node not
+            # marked safe (one that left before the others).
+            first.mark_safe_to_bootstrap()
         if first.pid() is None:
             first.start(bootstrap=True)
         self._wait(first, timeout)
@@ -239,10 +253,12 @@ class Cluster:
 
     def stop(self, timeout=60):
         """Stop every node (SIGTERM, then SIGKILL after ``timeout``)."""
-        stopping = [node for node in reversed(self.nodes)
-                    if node.kill(signal.SIGTERM)]
-        deadline = time.monotonic() + timeout
-        for node in stopping:
+        # One after the other, node 1 last: it is then the node a start
+        # can bootstrap from.
+        for node in reversed(self.nodes):
+            if not node.kill(signal.SIGTERM):
+                continue
+            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if node.pid() is None:
                     break
