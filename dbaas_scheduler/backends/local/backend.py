@@ -209,6 +209,13 @@ class LocalBackend(base.BackupBackend):
         backup_dir = os.path.abspath(os.path.expanduser(
             self.conf.local_backend.backup_dir))
         directory = os.path.join(backup_dir, instance)
+        if os.path.lexists(directory) and not os.path.isdir(directory):
+            # Someone's file where the instance's backups go: nothing can
+            # be listed, found or made there until it is moved away.
+            raise base.PermanentBackendError(
+                backend=self.name,
+                reason='%s, where the backups of instance %s go, is not a '
+                       'directory; move it away' % (directory, instance))
         if create:
             os.makedirs(backup_dir, mode=0o700, exist_ok=True)
             try:

@@ -334,6 +334,21 @@ class TestBackupStates(_BackendTestCase):
 
 class TestFindListDelete(_BackendTestCase):
 
+    def test_a_file_where_the_directory_goes_is_a_clear_error(self):
+        os.makedirs(os.path.dirname(self.directory))
+        with open(self.directory, 'w') as stream:
+            stream.write('not a directory')
+        for call, args in ((self.backend.list_backups, ()),
+                           (self.backend.find_backup, ('tag',)),
+                           (self.backend.get_backup, (str(uuid.uuid4()),)),
+                           (self.backend.delete_backup,
+                            (str(uuid.uuid4()),)),
+                           (self.backend.create_backup, ('n', 'd'))):
+            error = self.assertRaises(base.PermanentBackendError, call,
+                                      fakes.policy(), *args)
+            self.assertIn('%s, where the backups of instance orders go, '
+                          'is not a directory' % self.directory, str(error))
+
     def test_nothing_yet(self):
         self.assertEqual([], self.backend.list_backups(fakes.policy()))
         self.assertIsNone(self.backend.find_backup(
