@@ -46,6 +46,7 @@ import threading
 import time
 import types
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -261,6 +262,10 @@ class ExecutionRunner:
         return LOST
 
     def _fail_unexpectedly(self, context, execution, error):
+        if isinstance(error, (db_exc.DBConnectionError, db_exc.DBDeadlock)):
+            # The database went away (restarted, the writer address
+            # moved): nothing is wrong with the run.
+            return self._hand_back(context, execution, error)
         try:
             current = db_api.get_execution(context, execution.id)
             if (current.backup_id is None
@@ -275,6 +280,36 @@ class ExecutionRunner:
             LOG.exception('Execution %s: could not record the failure; it '
                           'will be resumed when its lease expires',
                           execution.id)
+
+    def _hand_back(self, context, execution, error):
+        """Give back an execution the database failed while it started.
+
+        Cast again after ``[worker] retry_initial_delay``; its next claim
+        looks for a backup made under this one (by its tag) before it
+        creates one.  If the database is still away, the lease runs out
+        and the sweep hands it over then.
+        """
+        self.keeper.drop(execution.id, execution.claim_id)
+        retry_at = timeutils.utcnow(True) + datetime.timedelta(
+            seconds=self.conf.worker.retry_initial_delay)
+        try:
+            released = db_worker.release_execution(
+                context, execution.id, execution.claim_id, retry_at,
+                'the database was unreachable while its backup was being '
+                'started')
+        except Exception:
+            released = None
+        if released:
+            LOG.warning('Execution %s: the database was unreachable while '
+                        'its backup was being started (%s); it starts again '
+                        'at %s', execution.id, error, retry_at.isoformat())
+        elif released is None:
+            LOG.warning('Execution %s: the database was unreachable while '
+                        'its backup was being started (%s); it is resumed '
+                        'when its lease expires', execution.id, error)
+        else:
+            self._lost(execution, execution.claim_id, 'while the database '
+                       'was unreachable')
 
     def start(self, context, execution, policy, blockers=(),
               fresh_until=None):

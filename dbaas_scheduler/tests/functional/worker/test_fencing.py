@@ -22,6 +22,7 @@ import time
 from unittest import mock
 
 import fixtures
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -178,6 +179,29 @@ class _FencingTests(db_fixtures.DatabaseMixin):
         renewals.assert_not_called()
         self.assertEqual(1, self.trove.create_count(policy.instance_id))
         self.assertIsNotNone(self.execution(execution.id).backup_id)
+
+    def test_a_database_outage_while_starting_is_not_a_failed_run(self):
+        # The writer address moved, or the database restarted, between the
+        # claim and the create: the run is given back, not FAILED, and the
+        # next claim makes its backup.
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        away = db_exc.DBConnectionError(Exception('Lost connection'))
+        with mock.patch.object(lifecycle.loader, 'get_backend',
+                               autospec=True, side_effect=away):
+            self.runner.run(self.context, [execution.id])
+        row = self.execution(execution.id)
+        self.assertEqual('PENDING', row.status)
+        self.assertIn('database was unreachable', row.status_reason)
+        self.assertIsNotNone(row.next_attempt_at)
+        self.assertEqual({}, self.runner.keeper.claims())
+        with self.engine.begin() as connection:
+            connection.execute(EXECUTIONS.update().values(
+                next_attempt_at=None))
+        self.assertEqual([execution.id],
+                         self.runner.run(self.context, [execution.id]))
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        self.assertEqual('RUNNING', self.execution(execution.id).status)
 
     def test_a_claim_older_than_a_moment_is_renewed_before_its_create(self):
         policy = self.add_policy()
