@@ -140,13 +140,19 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
         failed = key('backend_errors_total', 'dbaas-scheduler-worker',
                      call='find_backup', kind='other')
 
+        casts = key('engine_casts_total', 'dbaas-scheduler-engine',
+                    result='sent')
+
         def scraped():
-            # Once a heartbeat after both runs has written them.
+            # Once a heartbeat after both runs has written them; the
+            # engine's row has a heartbeat of its own, up to a second
+            # after the worker's, so wait for its casts too.
             status, text = self.request_text('GET', '/metrics')
             self.assertEqual(200, status)
             samples = _samples(text)
             return samples if (samples.get(failed) == 1
-                               and samples.get(create, 0) >= 2) else None
+                               and samples.get(create, 0) >= 2
+                               and samples.get(casts, 0) >= 2) else None
 
         samples = wait_until(scraped, 10, 0.5)
         self.assertIsNotNone(samples, 'the calls were not served in 10 s')
@@ -175,9 +181,7 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
             le='+Inf')])
         # The scheduled runs and the manual one (in this process, cast by
         # the API part) were all sent.
-        self.assertGreaterEqual(samples[key(
-            'engine_casts_total', 'dbaas-scheduler-engine', result='sent')],
-            2)
+        self.assertGreaterEqual(samples[casts], 2)
         # No family of the worker under the engine's labels, or back.
         self.assertNotIn(key('engine_tick_seconds_count',
                              'dbaas-scheduler-worker'), samples)
