@@ -93,6 +93,14 @@ class ServiceProcess(fixtures.Fixture):
             return stream.read()
 
 
+def terminate_all(processes, timeout=60):
+    """SIGTERM every process at once, then wait; their exit statuses."""
+    for process in processes:
+        process.killed = True
+        process.process.send_signal(signal.SIGTERM)
+    return [process.process.wait(timeout) for process in processes]
+
+
 def wait_until(predicate, timeout, interval=0.1):
     """Poll ``predicate`` until it is true; return its last value."""
     deadline = time.time() + timeout
