@@ -12,13 +12,17 @@
 """Run dbaas-scheduler programs as real processes, with their own config."""
 
 import configparser
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import fixtures
+from testtools import content
 
 
 def write_config(path, sections):
@@ -89,6 +93,14 @@ class ServiceProcess(fixtures.Fixture):
             return stream.read()
 
 
+def terminate_all(processes, timeout=60):
+    """SIGTERM every process at once, then wait; their exit statuses."""
+    for process in processes:
+        process.killed = True
+        process.process.send_signal(signal.SIGTERM)
+    return [process.process.wait(timeout) for process in processes]
+
+
 def wait_until(predicate, timeout, interval=0.1):
     """Poll ``predicate`` until it is true; return its last value."""
     deadline = time.time() + timeout
@@ -97,3 +109,57 @@ def wait_until(predicate, timeout, interval=0.1):
         if value or time.time() >= deadline:
             return value
         time.sleep(interval)
+
+
+class AllInOneProcessMixin:
+    """dbaas-scheduler-all as a process of a test, and its REST API.
+
+    The test writes the process's config file, with ``self.port`` as
+    ``[api] bind_port``, and calls :meth:`start_all_in_one`: the process
+    is killed at cleanup and its log (``all.log`` beside the config file)
+    is attached to a failure.  :meth:`request` sends JSON to the API and
+    answers the status and the decoded JSON body; a test adds headers
+    (noauth's project, user and roles) by overriding
+    :meth:`request_headers`.
+    """
+
+    def start_all_in_one(self, config, timeout=90):
+        self.process = self.useFixture(ServiceProcess(
+            'all', config, os.path.join(os.path.dirname(config), 'all.log')))
+        self.addOnException(self._attach_log)
+        self.wait_up(timeout)
+
+    def wait_up(self, timeout=90):
+        self.assertTrue(wait_until(self._up, timeout),
+                        'dbaas-scheduler-all did not answer within %d s'
+                        % timeout)
+
+    def _attach_log(self, exc_info):
+        self.addDetail('all.log',
+                       content.text_content(self.process.log()[-20000:]))
+
+    def _up(self):
+        try:
+            return self.request_text('GET', '/')[0] == 200
+        except OSError:
+            return False
+
+    def request_headers(self):
+        return {'Content-Type': 'application/json'}
+
+    def request_text(self, method, path, body=None):
+        """The status and the body, as text, of one request to the API."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
+            method=method, headers=self.request_headers())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def request(self, method, path, body=None):
+        """The status and the JSON body (None if empty) of one request."""
+        status, text = self.request_text(method, path, body)
+        return status, json.loads(text or 'null')

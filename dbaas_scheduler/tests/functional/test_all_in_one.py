@@ -18,13 +18,10 @@ on disk.
 """
 
 import gzip
-import json
 import os
 import random
 import sqlite3
 import threading
-import urllib.error
-import urllib.request
 
 import fixtures
 from testtools import content
@@ -34,7 +31,7 @@ from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
 
-class TestAllInOne(base.TestCase):
+class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -59,32 +56,7 @@ class TestAllInOne(base.TestCase):
             'local_backend': {'instances': 'notes:sqlite:///' + self.notes,
                               'backup_dir': self.backups},
         })
-        self.process = self.useFixture(process_fixtures.ServiceProcess(
-            'all', config, os.path.join(self.tempdir, 'all.log')))
-        self.addOnException(self._attach_log)
-        self.assertTrue(process_fixtures.wait_until(self._up, 90),
-                        'dbaas-scheduler-all did not answer within 90 s')
-
-    def _attach_log(self, exc_info):
-        self.addDetail('all.log',
-                       content.text_content(self.process.log()[-20000:]))
-
-    def _up(self):
-        try:
-            return self.request('GET', '/')[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
-            method=method, headers={'Content-Type': 'application/json'})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read() or 'null')
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or 'null')
+        self.start_all_in_one(config)
 
     def test_a_manual_run_becomes_a_backup_file(self):
         status, body = self.request('POST', '/v1/backup-policies', {

@@ -27,8 +27,6 @@ import os
 import signal
 import sqlite3
 import time
-import urllib.error
-import urllib.request
 
 import fixtures
 from testtools import content
@@ -40,7 +38,8 @@ from dbaas_scheduler.tests.functional import process_fixtures
 FINAL = ('SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED')
 
 
-class TestFinishEarly(base.TestCase):
+class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
+                      base.TestCase):
 
     # Bytes of incompressible data in the "big" database: a dump at
     # compression level 9 of a few seconds.
@@ -66,10 +65,7 @@ class TestFinishEarly(base.TestCase):
                 'backup_dir': self.backups,
                 'compression_level': 9},
         })
-        self.process = self.useFixture(process_fixtures.ServiceProcess(
-            'all', config, os.path.join(self.tempdir, 'all.log')))
-        self.addOnException(self._attach_log)
-        self._wait_up()
+        self.start_all_in_one(config)
 
     def _database(self, name, megabytes):
         path = os.path.join(self.tempdir, name)
@@ -81,31 +77,6 @@ class TestFinishEarly(base.TestCase):
         database.commit()
         database.close()
         return path
-
-    def _wait_up(self):
-        self.assertTrue(process_fixtures.wait_until(self._up, 90),
-                        'dbaas-scheduler-all did not answer within 90 s')
-
-    def _attach_log(self, exc_info):
-        self.addDetail('all.log',
-                       content.text_content(self.process.log()[-20000:]))
-
-    def _up(self):
-        try:
-            return self.request('GET', '/')[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
-            method=method, headers={'Content-Type': 'application/json'})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read() or 'null')
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or 'null')
 
     def _policy(self, instance):
         status, body = self.request('POST', '/v1/backup-policies', {
@@ -189,7 +160,7 @@ class TestFinishEarly(base.TestCase):
         self.assertEqual('BUILDING', manifest['status'],
                          'the dump ended before the stop: make BIG larger')
         self.process.start()
-        self._wait_up()
+        self.wait_up()
 
         execution = self._wait_final(execution_id, 60)
         seen = datetime.datetime.now(datetime.timezone.utc)

@@ -27,14 +27,11 @@ import json
 import os
 import signal
 import time
-import urllib.error
-import urllib.request
 
 import fixtures
 from prometheus_client import exposition
 from prometheus_client import parser
 import sqlalchemy as sa
-from testtools import content
 
 from dbaas_scheduler.db import models
 from dbaas_scheduler import metrics
@@ -57,7 +54,8 @@ def _samples(text):
     return samples
 
 
-class _ProcessMetrics(db_fixtures.DatabaseMixin):
+class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
+                      db_fixtures.DatabaseMixin):
 
     def setUp(self):
         super().setUp()
@@ -86,39 +84,14 @@ class _ProcessMetrics(db_fixtures.DatabaseMixin):
             'local_backend': {'instances': 'notes:sqlite:///' + notes,
                               'backup_dir': backups},
         })
-        self.process = self.useFixture(process_fixtures.ServiceProcess(
-            'all', config, os.path.join(self.tempdir, 'all.log')))
-        self.addOnException(self._attach_log)
-        self.assertTrue(wait_until(self._up, 90),
-                        'dbaas-scheduler-all did not answer within 90 s')
-
-    def _attach_log(self, exc_info):
-        self.addDetail('all.log',
-                       content.text_content(self.process.log()[-20000:]))
-
-    def _up(self):
-        try:
-            return self.request('GET', '/')[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
-            method=method, headers={'Content-Type': 'application/json'})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
+        self.start_all_in_one(config)
 
     def create(self, **policy):
         policy.setdefault('name', 'p')
         status, body = self.request('POST', '/v1/backup-policies',
                                     {'backup_policy': policy})
         self.assertEqual(201, status, body)
-        return json.loads(body)['backup_policy']['id']
+        return body['backup_policy']['id']
 
     def executions(self, policy_id):
         table = models.BackupExecution.__table__
@@ -167,13 +140,19 @@ class _ProcessMetrics(db_fixtures.DatabaseMixin):
         failed = key('backend_errors_total', 'dbaas-scheduler-worker',
                      call='find_backup', kind='other')
 
+        casts = key('engine_casts_total', 'dbaas-scheduler-engine',
+                    result='sent')
+
         def scraped():
-            # Once a heartbeat after both runs has written them.
-            status, text = self.request('GET', '/metrics')
+            # Once a heartbeat after both runs has written them; the
+            # engine's row has a heartbeat of its own, up to a second
+            # after the worker's, so wait for its casts too.
+            status, text = self.request_text('GET', '/metrics')
             self.assertEqual(200, status)
             samples = _samples(text)
             return samples if (samples.get(failed) == 1
-                               and samples.get(create, 0) >= 2) else None
+                               and samples.get(create, 0) >= 2
+                               and samples.get(casts, 0) >= 2) else None
 
         samples = wait_until(scraped, 10, 0.5)
         self.assertIsNotNone(samples, 'the calls were not served in 10 s')
@@ -202,9 +181,7 @@ class _ProcessMetrics(db_fixtures.DatabaseMixin):
             le='+Inf')])
         # The scheduled runs and the manual one (in this process, cast by
         # the API part) were all sent.
-        self.assertGreaterEqual(samples[key(
-            'engine_casts_total', 'dbaas-scheduler-engine', result='sent')],
-            2)
+        self.assertGreaterEqual(samples[casts], 2)
         # No family of the worker under the engine's labels, or back.
         self.assertNotIn(key('engine_tick_seconds_count',
                              'dbaas-scheduler-worker'), samples)

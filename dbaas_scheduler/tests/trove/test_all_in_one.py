@@ -20,14 +20,10 @@ retention.
 """
 
 import datetime
-import json
 import os
-import urllib.error
-import urllib.request
 
 import fixtures
 from oslo_utils import timeutils
-from testtools import content
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.tests import base
@@ -35,7 +31,8 @@ from dbaas_scheduler.tests.functional import process_fixtures
 from dbaas_scheduler.tests.functional import trove_fixtures
 
 
-class TestAllInOneOnTrove(base.TestCase):
+class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
+                          base.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -57,35 +54,13 @@ class TestAllInOneOnTrove(base.TestCase):
                                     'token': self.trove.project_id},
             'trove': {'endpoint_override': self.trove.endpoint_override},
         })
-        self.process = self.useFixture(process_fixtures.ServiceProcess(
-            'all', config, os.path.join(self.tempdir, 'all.log')))
-        self.addOnException(self._attach_log)
-        self.assertTrue(process_fixtures.wait_until(self._up, 90),
-                        'dbaas-scheduler-all did not answer within 90 s')
+        self.start_all_in_one(config)
 
-    def _attach_log(self, exc_info):
-        self.addDetail('all.log',
-                       content.text_content(self.process.log()[-20000:]))
-
-    def _up(self):
-        try:
-            return self.request('GET', '/')[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            'http://127.0.0.1:%d%s' % (self.port, path), data=data,
-            method=method, headers={'Content-Type': 'application/json',
-                                    'X-Project-Id': self.trove.project_id,
-                                    'X-User-Id': 'someone',
-                                    'X-Roles': 'member,reader'})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read() or 'null')
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or 'null')
+    def request_headers(self):
+        return dict(super().request_headers(),
+                    **{'X-Project-Id': self.trove.project_id,
+                       'X-User-Id': 'someone',
+                       'X-Roles': 'member,reader'})
 
     def finished_executions(self, policy_id, count):
         executions = self.request(

@@ -186,10 +186,20 @@ class _EngineProcessTests(db_fixtures.DatabaseMixin):
         policy_ids = test_engine.add_policies(
             self.engine, 200, schedule_type='interval', schedule='2',
             start_at=start, next_execution_time=start)
-        time.sleep(12)
-        for process in self.engines:
-            self.assertEqual(0, process.terminate())
         table = models.BackupExecution.__table__
+
+        def fewest_slots():
+            with self.engine.connect() as connection:
+                counts = connection.execute(
+                    sa.select(sa.func.count()).select_from(table)
+                    .group_by(table.c.policy_id)).scalars().all()
+            return min(counts) if len(counts) == len(policy_ids) else 0
+        # Until every policy has the four slots checked below (the first
+        # at ``start``, then one every 2 s), rather than a fixed 12 s.
+        self.assertTrue(wait_until(lambda: fewest_slots() >= 4, 60, 0.5),
+                        'fewer than 4 slots of a policy within 60 s')
+        self.assertEqual([0, 0, 0],
+                         process_fixtures.terminate_all(self.engines))
         policies = models.BackupPolicy.__table__
         with self.engine.connect() as connection:
             slots = connection.execute(

@@ -135,6 +135,25 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
         self.assertIn('Gave up the leases of 1 running executions',
                       first.log())
 
+    def test_sigkill_then_restart_takes_over_at_once(self):
+        def stop(process):
+            process.kill(signal.SIGKILL)
+        first, second, done = self._handed_back_and_resumed(stop, 'SIGKILL')
+        self.assertIn('on this host is gone; took over 1 of its 1 running '
+                      'executions', second.log())
+        # The dead worker's row went with it.
+        self.assertEqual(1, len(db_services.list_services(self.context)))
+
+
+class _SignalTests:
+    """How the worker takes Ctrl-C, and a stop that waits for a backup.
+
+    On one database: what they add to the SIGTERM and SIGKILL tests above
+    (which run on each) is the worker's handling of signals; the
+    database work after them (leases given up, an execution taken over
+    or finished) is the same as theirs.
+    """
+
     def test_ctrl_c_stops_gracefully(self):
         def stop(process):
             process.kill(signal.SIGINT)
@@ -144,15 +163,6 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
         self.assertIn('Caught SIGINT (Ctrl-C): stopping gracefully', log)
         self.assertIn('Gave up the leases of 1 running executions', log)
         self.assertNotIn('instantaneous exiting', log)
-
-    def test_sigkill_then_restart_takes_over_at_once(self):
-        def stop(process):
-            process.kill(signal.SIGKILL)
-        first, second, done = self._handed_back_and_resumed(stop, 'SIGKILL')
-        self.assertIn('on this host is gone; took over 1 of its 1 running '
-                      'executions', second.log())
-        # The dead worker's row went with it.
-        self.assertEqual(1, len(db_services.list_services(self.context)))
 
     def test_second_ctrl_c_exits_at_once(self):
         # A long stop_wait: the first Ctrl-C leaves the worker waiting for
@@ -193,7 +203,8 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
         self.assertIn('every backup waited for has finished', first.log())
 
 
-class TestStopRestartMySQL(_StopRestartTests, base.TestCase):
+class TestStopRestartMySQL(_SignalTests, _StopRestartTests,
+                           base.TestCase):
     DRIVER = 'mysql'
 
 
