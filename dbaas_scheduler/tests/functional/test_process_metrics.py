@@ -15,9 +15,8 @@ dbaas-scheduler-all runs as a real process on PostgreSQL or MariaDB, with
 its engine, worker and API parts each in its own service row: the engine
 ticks and casts the runs of a policy every two seconds, the worker backs
 them up with the fake backend, and a local backend whose instance
-directory is a file fails a manual run: its create is refused (an
-OSError, a transient error), and the retry's search for a backup made
-before fails with the raw OSError (an error of kind "other").  The
+directory is a file fails a manual run: its create is refused at once
+(a permanent error, of kind "other").  The
 heartbeats write what each part counted into its row; the API's endpoint
 serves it, labelled by service id, binary and host, for the live
 services only.
@@ -135,10 +134,8 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
 
         create = key('backend_call_seconds_count', 'dbaas-scheduler-worker',
                      call='create_backup')
-        refused = key('backend_errors_total', 'dbaas-scheduler-worker',
-                      call='create_backup', kind='unavailable')
         failed = key('backend_errors_total', 'dbaas-scheduler-worker',
-                     call='find_backup', kind='other')
+                     call='create_backup', kind='other')
 
         casts = key('engine_casts_total', 'dbaas-scheduler-engine',
                     result='sent')
@@ -156,10 +153,13 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
 
         samples = wait_until(scraped, 10, 0.5)
         self.assertIsNotNone(samples, 'the calls were not served in 10 s')
-        self.assertEqual(1, samples[refused])
-        self.assertEqual(1, samples[key(
+        # Refused for good: not retried, so nothing was searched for.
+        self.assertNotIn(key('backend_errors_total', 'dbaas-scheduler-worker',
+                             call='create_backup', kind='unavailable'),
+                         samples)
+        self.assertEqual(0, samples.get(key(
             'backend_call_seconds_count', 'dbaas-scheduler-worker',
-            call='find_backup')])
+            call='find_backup'), 0))
         # At least one successful create of the fake policy, and the
         # refused one of the local policy.
         self.assertGreaterEqual(samples[create], 2)
@@ -194,7 +194,7 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
         self.assertLess(len(self.services()['dbaas-scheduler-worker'].stats),
                         4000)
         self.assertEqual(1, stored['v'])
-        self.assertIn(['create_backup', 'unavailable'], [
+        self.assertIn(['create_backup', 'other'], [
             labels_ for labels_, _ in
             stored['counters']['backend_errors_total']])
         self.assertIsNotNone(engine.stats)
