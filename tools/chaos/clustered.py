@@ -29,11 +29,11 @@ the first node and starts it again.
 
 import os
 import secrets
-import socket
 import time
 
 from tools.benchmarks import reporting
 from tools.clusters import galera
+from tools.clusters import ports
 from tools.clusters import writer as writer_proxy
 
 MODES = ('multi-writer', 'single-writer')
@@ -42,19 +42,6 @@ MODES = ('multi-writer', 'single-writer')
 # doc/source/admin/clusters.rst recommends.
 QUORUM_OPTIONS = {'rabbit_quorum_queue': True,
                   'rabbit_transient_quorum_queue': True}
-
-
-def _free_range(span, start=36000):
-    """A base port at or above ``start`` with ``span`` free ports above."""
-    for base in range(start, 60000, 100):
-        try:
-            for offset in range(1, span + 1):
-                with socket.socket() as sock:
-                    sock.bind(('127.0.0.1', base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError('no free range of %d ports' % span)
 
 
 class NodeFault:
@@ -83,7 +70,7 @@ class Clusters:
 
     def __init__(self, workdir, mode, transport_url=None):
         self.mode = mode
-        base = _free_range(40)
+        base = ports.free_base_port(40, 36000)
         self.galera = galera.Cluster(os.path.join(workdir, 'galera'), base)
         self.rabbitmq = None
         self.given_transport_url = transport_url
@@ -91,7 +78,8 @@ class Clusters:
             from tools.clusters import rabbitmq
             # Node names are the machine's: a prefix of the run's own.
             self.rabbitmq = rabbitmq.Cluster(
-                os.path.join(workdir, 'rabbitmq'), _free_range(30, base + 100),
+                os.path.join(workdir, 'rabbitmq'),
+                ports.free_base_port(30, base + 100),
                 prefix='chaos-%s-' % secrets.token_hex(3))
         self.writer = None
 

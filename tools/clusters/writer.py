@@ -45,6 +45,7 @@ import sys
 import time
 
 import pymysql
+from tools.clusters import ports
 
 FALL = 2
 RISE = 2
@@ -186,7 +187,7 @@ class Writer:
 
     def __init__(self, directory, backends, port=None, check_interval=1.0):
         self.backends = list(backends)
-        self.port = port or _free_port()
+        self.port = port or ports.free_port()
         self.state_file = os.path.join(directory, 'writer.state')
         self.log_file = os.path.join(directory, 'writer.log')
         self.check_interval = check_interval
@@ -238,12 +239,6 @@ class Writer:
             except subprocess.TimeoutExpired:
                 self.popen.kill()
                 self.popen.wait()
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def parse_backend(text):

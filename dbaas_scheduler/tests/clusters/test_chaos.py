@@ -25,14 +25,12 @@ import os
 import re
 import subprocess
 import sys
-import unittest
 
 import fixtures
 import testtools
 from testtools import content
-from tools.clusters import galera
 
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests import clusters
 
 
 def _figure(report, label):
@@ -45,12 +43,7 @@ class TestChaosOnClusters(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        try:
-            galera._provider()
-        except galera.ClusterError as exc:
-            if db_fixtures.backends_required():
-                raise
-            raise unittest.SkipTest(str(exc))
+        clusters.require_galera()
 
     def test_single_writer_short_run_holds(self):
         workdir = self.useFixture(fixtures.TempDir()).path

@@ -18,50 +18,32 @@ node 2 rejoins with that write.
 """
 
 import os
-import socket
 import time
-import unittest
 
 import fixtures
 import sqlalchemy as sa
 import testtools
 from testtools import content
 from tools.clusters import galera
+from tools.clusters import ports
 
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import models
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests import clusters
 from dbaas_scheduler.tests.functional.engine import test_engine
-
-
-def _free_base_port():
-    """A base port whose 40 ports above it are free on 127.0.0.1."""
-    for base in range(34000, 39000, 100):
-        try:
-            for offset in range(1, 40):
-                with socket.socket() as sock:
-                    sock.bind(('127.0.0.1', base + offset))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError('no free range of ports for a Galera cluster')
 
 
 class TestGaleraCluster(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        try:
-            galera._provider()
-        except galera.ClusterError as exc:
-            if db_fixtures.backends_required():
-                raise
-            raise unittest.SkipTest(str(exc))
+        clusters.require_galera()
         directory = self.useFixture(fixtures.TempDir()).path
         # The nodes run as mysql when started by root: let it in.
         os.chmod(directory, 0o755)
         self.cluster = galera.Cluster(os.path.join(directory, 'galera'),
-                                      base_port=_free_base_port())
+                                      base_port=ports.free_base_port(
+                                          39, 34000, 39000))
         self.addCleanup(self.cluster.destroy)
         started = time.monotonic()
         self.cluster.start()

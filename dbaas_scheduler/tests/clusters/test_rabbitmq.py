@@ -25,7 +25,6 @@ doc/source/contributor/clusters.rst.
 
 import json
 import os
-import socket
 import threading
 import time
 import unittest
@@ -33,6 +32,7 @@ import unittest
 import fixtures
 from oslo_messaging import conffixture
 from testtools import content
+from tools.clusters import ports
 from tools.clusters import rabbitmq
 
 from dbaas_scheduler import context as dbaas_context
@@ -45,19 +45,6 @@ from dbaas_scheduler.tests.functional import messaging_fixtures
 
 POOL_SIZE = 4
 CAST_INTERVAL = 0.05
-
-
-def _free_base_port():
-    """A base port whose 30 ports above it are free on 127.0.0.1."""
-    for base_port in range(40000, 45000, 100):
-        try:
-            for offset in range(1, 30):
-                with socket.socket() as sock:
-                    sock.bind(('127.0.0.1', base_port + offset))
-        except OSError:
-            continue
-        return base_port
-    raise RuntimeError('no free range of ports for a RabbitMQ cluster')
 
 
 class _Worker(service.Service):
@@ -110,7 +97,8 @@ class TestRabbitMQCluster(base.TestCase):
             raise unittest.SkipTest(str(exc))
         directory = self.useFixture(fixtures.TempDir()).path
         self.cluster = rabbitmq.Cluster(
-            directory + '/rabbitmq', base_port=_free_base_port(),
+            directory + '/rabbitmq',
+            base_port=ports.free_base_port(29, 40000, 45000),
             prefix='dbaas-rabbit-test%d-' % os.getpid())
         self.addCleanup(self.cluster.destroy)
         self.addOnException(lambda exc_info: self.addDetail(
