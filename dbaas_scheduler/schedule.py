@@ -44,13 +44,12 @@ naive datetimes; this module maps each wall-clock time to an instant.
 """
 
 import datetime
-import difflib
 import functools
 import re
-import zoneinfo
 
 from dbaas_scheduler import cron
 from dbaas_scheduler import exception
+from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
 
@@ -77,8 +76,6 @@ _INTERVAL = re.compile(r'([0-9]+)([smhd]?)')
 _INTERVAL_UNITS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400}
 # Longer than this is surely a mistake (and would overflow a timedelta).
 _MAX_INTERVAL_SECONDS = 100 * 366 * 86400
-
-_ONE_SECOND = datetime.timedelta(seconds=1)
 _ONE_MICROSECOND = datetime.timedelta(microseconds=1)
 _ONE_DAY = datetime.timedelta(days=1)
 
@@ -89,67 +86,6 @@ def _require_aware(value, name):
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError('%s must be timezone-aware, got %r' % (name, value))
     return value.astimezone(UTC)
-
-
-@functools.lru_cache(maxsize=1)
-def _available_timezones():
-    # Depending on the host, the tz directory also holds files that are not
-    # IANA zone names (the host's own "localtime", "posixrules", the
-    # "posix/" and "right/" copies); they would make a policy's meaning
-    # depend on the host that computes it.
-    return frozenset(
-        name for name in zoneinfo.available_timezones()
-        if name not in ('localtime', 'posixrules')
-        and not name.startswith(('posix/', 'right/')))
-
-
-def get_timezone(name):
-    """Return the ``ZoneInfo`` for an IANA name, or raise UnknownTimeZone."""
-    # Only names of the tz database: ZoneInfo() would also open files such
-    # as "localtime" or "posixrules", which differ from host to host.
-    if isinstance(name, str) and name in _available_timezones():
-        return zoneinfo.ZoneInfo(name)
-    close = []
-    if isinstance(name, str) and name.strip():
-        close = difflib.get_close_matches(
-            name, sorted(_available_timezones()), n=3)
-    suggestion = (' Did you mean %s?' % ', '.join('"%s"' % c for c in close)
-                  if close else '')
-    raise exception.UnknownTimeZone(
-        schedule=name, timezone=name, suggestion=suggestion)
-
-
-def wall_time_to_utc(wall, zone):
-    """Map a naive local wall-clock time in ``zone`` to an aware UTC instant.
-
-    Applies the daylight saving rule of this module: a repeated wall time
-    maps to its first occurrence, a skipped one to the moment of the change
-    (the first valid instant after it).
-    """
-    first = wall.replace(tzinfo=zone, fold=0)
-    second = wall.replace(tzinfo=zone, fold=1)
-    if first.utcoffset() == second.utcoffset():
-        return first.astimezone(UTC)
-    earliest = first.astimezone(UTC)
-    if earliest.astimezone(zone).replace(tzinfo=None) == wall:
-        # Repeated (fall back): fold=0 is the first occurrence.
-        return earliest
-    # Skipped (spring forward).  fold=1 applies the offset after the change
-    # and fold=0 the one before; the change lies between the two instants.
-    # Find the first whole second whose local time is at or past ``wall``;
-    # zone data changes offsets on whole seconds.
-    low, high = sorted((first.astimezone(UTC), second.astimezone(UTC)))
-    low = low.replace(microsecond=0)
-    steps = int((high - low) / _ONE_SECOND) + 1
-    lo, hi = 0, steps
-    while lo < hi:
-        mid = (lo + hi) // 2
-        candidate = low + mid * _ONE_SECOND
-        if candidate.astimezone(zone).replace(tzinfo=None) >= wall:
-            hi = mid
-        else:
-            lo = mid + 1
-    return low + lo * _ONE_SECOND
 
 
 class Schedule:
@@ -241,7 +177,7 @@ class CronSchedule(Schedule):
             if candidate is None:
                 # Nothing matches, ever: "0 0 30 2 *".
                 return None
-            instant = wall_time_to_utc(candidate, self.zone)
+            instant = timezones.wall_time_to_utc(candidate, self.zone)
             if instant > after:
                 return instant
         raise RuntimeError('no run of %r found after %s'
@@ -373,27 +309,6 @@ def parse_interval(expression):
     return seconds
 
 
-def parse_time(value, name):
-    """An ISO 8601 time given by a caller; without an offset it is UTC."""
-    if isinstance(value, datetime.datetime):
-        parsed = value
-    else:
-        try:
-            parsed = datetime.datetime.fromisoformat(value.strip())
-        except (AttributeError, ValueError):
-            raise exception.Invalid(
-                reason='%s must be an ISO 8601 date and time such as '
-                       '2027-01-31T02:30:00Z, not %r.' % (name, value))
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    try:
-        return parsed.astimezone(datetime.timezone.utc)
-    except OverflowError:
-        raise exception.Invalid(
-            reason='%s (%s) is outside the calendar in UTC, which runs from '
-                   '0001-01-01 to 9999-12-31.' % (name, value))
-
-
 def _parse_run_time(expression, zone):
     try:
         value = datetime.datetime.fromisoformat(str(expression).strip())
@@ -402,7 +317,7 @@ def _parse_run_time(expression, zone):
             schedule=expression, reason='%s.' % str(exc).rstrip('.'))
     try:
         if value.tzinfo is None:
-            return wall_time_to_utc(value, zone)
+            return timezones.wall_time_to_utc(value, zone)
         return value.astimezone(UTC)
     except OverflowError:
         raise exception.InvalidRunTime(
@@ -423,7 +338,7 @@ def parse_schedule(schedule_type, expression, timezone='UTC', start_at=None,
     :param hash_key: what ``H`` fields are hashed with: the policy id.
     :returns: a :class:`Schedule`.
     """
-    zone = get_timezone(timezone)
+    zone = timezones.get_timezone(timezone)
     kinds = {CRON: CronSchedule, INTERVAL: IntervalSchedule,
              ONCE: OnceSchedule}
     if schedule_type in kinds:

@@ -29,7 +29,7 @@ import webob
 from dbaas_scheduler.api.schemas import common
 from dbaas_scheduler.db import limits
 from dbaas_scheduler import exception
-from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
 CONTEXT_KEY = 'dbaas_scheduler.context'
@@ -121,7 +121,7 @@ def isotime_text(value):
     if not isinstance(value, str):
         return value
     try:
-        return isotime(schedule.parse_time(value, 'created_at'))
+        return isotime(timezones.parse_time(value, 'created_at'))
     except exception.Invalid:
         return value
 
@@ -256,7 +256,7 @@ def _parse_string(value, name, schema):
             reason='%s %s is longer than %d characters: nothing has such '
                    'a value.' % (name, excerpt(value), schema['maxLength']))
     if schema.get('format') == 'date-time':
-        return schedule.parse_time(value, name)
+        return timezones.parse_time(value, name)
     return value
 
 

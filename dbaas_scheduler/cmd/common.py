@@ -92,8 +92,9 @@ def masked_url(url):
             parsed = messaging.TransportURL.parse(cfg.CONF, url)
             for host in parsed.hosts:
                 if host.password:
-                    host.password = '***'
-            return str(parsed)
+                    host.password = 'MASKED'
+            # TransportURL quotes what it prints: ``***`` would be %2A%2A%2A.
+            return str(parsed).replace(':MASKED@', ':***@')
         except Exception:
             return '<unparseable URL>'
 

@@ -27,7 +27,7 @@ from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import migration
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
-from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 CONF = cfg.CONF
 
@@ -140,7 +140,7 @@ class ExecutionCommands:
         args = conf.command
         if args.before is not None:
             try:
-                before = schedule.parse_time(args.before, '--before')
+                before = timezones.parse_time(args.before, '--before')
             except exception.Invalid as exc:
                 print(exc, file=sys.stderr)
                 return 1

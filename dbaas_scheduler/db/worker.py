@@ -38,9 +38,6 @@ _SERVICE = models.Service.__table__
 
 _RUNNING = enums.ExecutionStatus.RUNNING
 
-# Rows per statement when a worker renews or releases its leases by key.
-_KEYS_PER_STATEMENT = 500
-
 # The status reason of an execution taken over from a worker found dead.
 TAKEN_OVER_REASON = 'taken over from a worker that stopped'
 
@@ -111,7 +108,7 @@ def take_over_execution(context, execution_id, old_claim_id, owner,
     values['status_reason'] = TAKEN_OVER_REASON
     statement = (sa.update(_EXECUTION)
                  .where(_EXECUTION.c.id == execution_id, old,
-                        _still_running())
+                        still_running())
                  .values(**values))
     return context.session.execute(statement).rowcount == 1
 
@@ -215,7 +212,7 @@ def find_overlaps(context, executions):
     return overlaps
 
 
-def _still_running():
+def still_running():
     """``status = 'RUNNING'``, written so that no index can serve it.
 
     Next to a primary key condition, PostgreSQL's planner may prefer the
@@ -232,7 +229,7 @@ def _still_running():
 def _held(execution_id, claim_id):
     """The execution, while ``claim_id`` is its current, running claim."""
     return (_EXECUTION.c.id == execution_id,
-            _EXECUTION.c.claim_id == claim_id, _still_running())
+            _EXECUTION.c.claim_id == claim_id, still_running())
 
 
 @db_api.retry_on_deadlock
@@ -257,7 +254,7 @@ def record_backup_ids(context, recorded):
 
     Returns the execution ids whose backup id was recorded (those whose
     claim still holds).  One compiled UPDATE run for every triple (found
-    by key, see ``_still_running``) costs the worker less than one
+    by key, see ``still_running``) costs the worker less than one
     statement built for the whole batch, which SQLAlchemy would compile
     anew for each size.
     """
@@ -266,7 +263,7 @@ def record_backup_ids(context, recorded):
     statement = (sa.update(_EXECUTION)
                  .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
                         _EXECUTION.c.claim_id == sa.bindparam('claim'),
-                        _still_running(), _EXECUTION.c.backup_id.is_(None))
+                        still_running(), _EXECUTION.c.backup_id.is_(None))
                  .values(backup_id=sa.bindparam('new_backup_id')))
     context.session.execute(statement, [
         {'execution_id': execution_id, 'claim': claim_id,
@@ -319,88 +316,6 @@ def finish_execution(context, execution_id, claim_id, status, now,
     if reconcile is not None:
         db_reconciliation.schedule(context, reconcile)
     return True
-
-
-def _chunks(claims):
-    items = sorted(claims.items())
-    for start in range(0, len(items), _KEYS_PER_STATEMENT):
-        yield dict(items[start:start + _KEYS_PER_STATEMENT])
-
-
-def _update_held(context, claims, lease):
-    """Set the lease of the ``{execution id: claim id}`` still held.
-
-    One statement per row, each finding its row by primary key: on
-    MariaDB an ``id IN (...)`` over a large share of a small table is run
-    as a scan of the whole primary key, and an UPDATE locks every row it
-    scans -- other workers' included, waiting for any of them another
-    transaction holds.  The ids whose lease is now ``lease`` are read back
-    with a plain (non-locking) SELECT.
-    """
-    statement = (sa.update(_EXECUTION)
-                 .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
-                        _EXECUTION.c.claim_id == sa.bindparam('claim'),
-                        _still_running())
-                 .values(lease_expires_at=sa.bindparam('new_lease')))
-    held = set()
-    for chunk in _chunks(claims):
-        context.session.execute(statement, [
-            {'execution_id': execution_id, 'claim': claim_id,
-             'new_lease': lease}
-            for execution_id, claim_id in chunk.items()])
-        query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id).where(
-            _EXECUTION.c.id.in_(list(chunk)),
-            _EXECUTION.c.lease_expires_at == lease)
-        held.update(row.id for row in context.session.execute(query)
-                    if chunk.get(row.id) == row.claim_id)
-    return held
-
-
-@db_api.retry_on_deadlock
-@context_manager.writer
-def renew_leases(context, claims, now, lease_seconds):
-    """Extend the leases of ``{execution id: claim id}``; the ids renewed.
-
-    An id missing from the answer has lost its claim (superseded, or
-    finished meanwhile).
-    """
-    if not claims:
-        return set()
-    return _update_held(context, claims, now + datetime.timedelta(
-        seconds=lease_seconds))
-
-
-@context_manager.reader
-def lost_claims(context, claims):
-    """Of ``{execution id: claim id}``, the ids whose claim was taken away.
-
-    An execution whose row is gone, or that carries another claim id (its
-    lease had expired and another worker claimed it), is lost; one that
-    finished under this claim is not.  For the few claims a renewal
-    missed: a SELECT by primary key.
-    """
-    current = {}
-    for chunk in _chunks(claims):
-        current.update((row.id, row.claim_id) for row in
-                       context.session.execute(
-                           sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id)
-                           .where(_EXECUTION.c.id.in_(list(chunk)))))
-    return {execution_id for execution_id, claim_id in claims.items()
-            if current.get(execution_id) != claim_id}
-
-
-@db_api.retry_on_deadlock
-@context_manager.writer
-def release_claims(context, claims, now):
-    """Let the engine's sweep hand ``{execution id: claim id}`` over now.
-
-    Their leases expire at ``now``; what was recorded (the backup id above
-    all) stays, and the worker that resumes them goes on from there.
-    Returns the ids released.
-    """
-    if not claims:
-        return set()
-    return _update_held(context, claims, now)
 
 
 @db_api.retry_on_deadlock

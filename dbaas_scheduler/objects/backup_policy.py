@@ -26,17 +26,16 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from dbaas_scheduler.backends import base as backends_base
 from dbaas_scheduler.backends import loader
-from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import trusts as db_trusts
 from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
+from dbaas_scheduler.objects import access
 from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ def parse_times(values):
     values = dict(values)
     for field in ('start_at', 'end_at'):
         if values.get(field) is not None:
-            values[field] = schedule.parse_time(values[field], field)
+            values[field] = timezones.parse_time(values[field], field)
     return values
 
 
@@ -115,56 +114,6 @@ def _check_fields(values):
         raise exception.Invalid(reason='backup_params must be an object.')
 
 
-def default_backend(conf):
-    """The backend of a policy created without one.
-
-    ``[api] default_backend``; unset, ``trove`` in a cloud and ``local``
-    without Keystone (``auth_strategy = noauth``), where nothing could
-    authenticate to Trove.
-    """
-    if conf.api.default_backend:
-        return conf.api.default_backend
-    return 'local' if conf.auth_strategy == 'noauth' else 'trove'
-
-
-def _delegates(conf, context, backend):
-    """Whether a policy made by this request needs a Keystone trust.
-
-    Only behind Keystone: a noauth request's token (if any) is nobody's.
-    """
-    return bool(context.auth_token and conf.auth_strategy != 'noauth'
-                and loader.needs_trust(conf, backend))
-
-
-def check_instance(conf, policy):
-    """Ask the policy's backend whether its instance can be backed up.
-
-    ``policy`` has the policy's ``id``, ``instance_id``, ``backend``,
-    ``project_id``, ``trust_id`` and ``backup_params``.  An instance the
-    backend does not know, or the project may not see, is refused, as is
-    a backend that is not configured; the backend being unreachable is no
-    verdict, and the policy is kept (the worker retries).
-    """
-    backend = loader.get_backend(conf, policy.backend)
-    try:
-        backend.check_instance(policy)
-    except (backends_base.InstanceNotFound,
-            backends_base.BackendForbidden) as exc:
-        raise exception.InvalidInstance(
-            backend=policy.backend, instance_id=policy.instance_id,
-            reason=exc.kwargs.get('reason', str(exc)))
-    except backends_base.BackendNotConfigured as exc:
-        raise exception.BackendNotConfigured(
-            backend=policy.backend, reason=exc.kwargs.get('reason', str(exc)),
-            who=keystone.who_must_act(conf))
-    except backends_base.BackendError as exc:
-        LOG.warning('Could not check instance %(instance)s of policy '
-                    '%(policy)s with the %(backend)s backend; keeping the '
-                    'policy: %(error)s',
-                    {'instance': policy.instance_id, 'policy': policy.id,
-                     'backend': policy.backend, 'error': exc})
-
-
 def validate_schedule(conf, values, policy_id, now):
     """The policy's Schedule; raises InvalidSchedule with a clear reason."""
     return schedule.validate_schedule(
@@ -198,7 +147,7 @@ def create_policy(context, conf, values, now=None):
         raise exception.Invalid(reason='a policy belongs to a project; '
                                        'none was given.')
     values = dict(DEFAULTS, **values)
-    values.setdefault('backend', default_backend(conf))
+    values.setdefault('backend', access.default_backend(conf))
     _check_fields({'backend': values['backend']})
     values.setdefault('name', 'backup-%s' % values['instance_id'])
     if values['schedule_type'] == schedule.INTERVAL:
@@ -207,19 +156,19 @@ def create_policy(context, conf, values, now=None):
     values['resolved_schedule'] = schedule.resolve_hashed_fields(
         values['schedule_type'], values['schedule'], policy_id)
     if (owner['trust_id'] is None
-            and _delegates(conf, context, values['backend'])):
+            and access.delegates(conf, context, values['backend'])):
         owner['trust_id'] = keystone.create_trust(conf, context)
     values.update(owner, id=policy_id, enabled=enabled,
                   next_execution_time=(sched.next_time(now) if enabled
                                        else None),
                   paused_reason=None if enabled else 'created paused')
     try:
-        check_instance(conf, types.SimpleNamespace(**values))
+        access.check_instance(conf, types.SimpleNamespace(**values))
         created = db_api.create_policy(context, values)
     except Exception:
         if owner['trust_id']:
-            delete_trust(conf, context, owner['trust_id'],
-                         values.get('project_id'))
+            access.delete_trust(conf, context, owner['trust_id'],
+                                values.get('project_id'))
         raise
     notifications.notify_policy(conf, context, 'create', created)
     return created
@@ -345,14 +294,14 @@ def _update_policy(context, conf, policy, changes, given_now):
                           'trust_id', 'backup_params')})
         target.__dict__.update(moved)
         if (target.trust_id is None
-                and _delegates(conf, context, target.backend)):
+                and access.delegates(conf, context, target.backend)):
             # The policy moves to a backend that acts for its user.
             new_trust = target.trust_id = keystone.create_trust(conf,
                                                                 context)
     unused_trust = new_trust
     try:
         if moved:
-            check_instance(conf, target)
+            access.check_instance(conf, target)
         with db_api.writer_transaction(context):
             current = db_api.lock_policy(context, policy.id)
             # The time once the row is ours (see resume_policy).
@@ -365,11 +314,11 @@ def _update_policy(context, conf, policy, changes, given_now):
             changed = db_api.update_policy(context, current.id, values)
     except Exception:
         if new_trust:
-            delete_trust(conf, context, new_trust, policy.project_id)
+            access.delete_trust(conf, context, new_trust, policy.project_id)
         raise
     if unused_trust:
         # A concurrent change gave the policy a trust already.
-        delete_trust(conf, context, unused_trust, policy.project_id)
+        access.delete_trust(conf, context, unused_trust, policy.project_id)
     return changed
 
 
@@ -422,27 +371,6 @@ def resume_policy(context, conf, policy, now=None):
     return resumed
 
 
-def delete_trust(conf, context, trust_id, project_id):
-    """Delete a trust, or queue it for the engines to delete.
-
-    When Keystone cannot be asked now, the trust is recorded in the
-    ``trust_deletion`` queue; engines try again until Keystone confirms,
-    so that no trust outlives its policy for long.
-    """
-    reason = keystone.try_delete_trust(conf, context, trust_id)
-    if reason is None:
-        return True
-    try:
-        db_trusts.record(dbaas_context.get_admin_context(), trust_id,
-                         project_id, reason)
-        LOG.warning('Trust %s queued for deletion: the engines will try '
-                    'again until Keystone confirms', trust_id)
-    except Exception:
-        LOG.exception('Could not queue trust %s for deletion; delete it '
-                      'in Keystone by hand', trust_id)
-    return False
-
-
 def delete_policy(context, conf, policy):
     """Delete a policy and its trust; its executions stay as history.
 
@@ -451,7 +379,8 @@ def delete_policy(context, conf, policy):
     deleted = db_api.delete_policy(context, policy.id)
     notifications.notify_policy(conf, context, 'delete', deleted)
     if deleted.trust_id:
-        delete_trust(conf, context, deleted.trust_id, deleted.project_id)
+        access.delete_trust(conf, context, deleted.trust_id,
+                            deleted.project_id)
 
 
 def run_policy(context, conf, policy, worker_api, now=None):

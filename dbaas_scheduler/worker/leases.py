@@ -28,7 +28,7 @@ import threading
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from dbaas_scheduler.db import worker as db_worker
+from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler import stats
 
 LOG = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class LeaseKeeper:
         claims = self.claims()
         if not claims:
             return 0, 0
-        renewed = db_worker.renew_leases(
+        renewed = db_leases.renew_leases(
             context, claims, timeutils.utcnow(True),
             self.conf.worker.lease_duration)
         lost = [execution_id for execution_id in claims
@@ -99,7 +99,7 @@ class LeaseKeeper:
     def _count_lost(context, missed):
         """Count the claims taken away (not finished) in the metrics."""
         try:
-            taken = db_worker.lost_claims(context, missed)
+            taken = db_leases.lost_claims(context, missed)
         except Exception:
             LOG.debug('Could not tell lost claims from finished ones',
                       exc_info=True)
@@ -116,7 +116,7 @@ class LeaseKeeper:
         claims = self.claims()
         if not claims:
             return []
-        released = db_worker.release_claims(context, claims,
+        released = db_leases.release_claims(context, claims,
                                             timeutils.utcnow(True))
         with self._lock:
             for execution_id in claims:

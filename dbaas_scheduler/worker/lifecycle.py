@@ -41,10 +41,8 @@ read, and an instance that no longer exists also disables its policy.
 
 import datetime
 import functools
-import re
 import threading
 import time
-import types
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
@@ -54,12 +52,14 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
 from dbaas_scheduler.worker import backend_calls
+from dbaas_scheduler.worker import backup_request
 from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import overlap
 from dbaas_scheduler.worker import recorder
@@ -97,75 +97,9 @@ def check_backend_timeouts(conf):
                 'timeout' % (lease, name, timeout)))
 
 
-_CONTROL = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]+')
-
-
-def one_line(text):
-    """``text`` without control characters or line breaks.
-
-    Trove (and other backends) want one-line names: Trove's schema pattern
-    ``^.*[0-9a-zA-Z]+.*$`` refuses a newline.  Policies created before the
-    API refused such names may still have them.
-    """
-    return ' '.join(_CONTROL.sub(' ', text or '').split())
-
-
-def backup_name(policy, execution):
-    """``<policy name>-<scheduled_at in UTC, ISO basic>``, on one line."""
-    return '%s-%s' % (one_line(policy.name),
-                      execution.scheduled_at.strftime('%Y%m%dT%H%M%SZ'))
-
-
-_TRIGGER_WORDS = {
-    enums.ExecutionTrigger.SCHEDULE: 'Scheduled',
-    enums.ExecutionTrigger.MANUAL: 'Manual',
-    enums.ExecutionTrigger.BACKFILL: 'Backfill',
-}
-
-
-def backup_description(policy, execution):
-    return ('%s backup of policy %s (%s) for %s. %s' % (
-        _TRIGGER_WORDS.get(execution.trigger, 'Scheduled'),
-        one_line(policy.name),
-        policy.id, execution.scheduled_at.isoformat(),
-        backends.execution_tag(execution.id)))
-
-
-# With "incremental": true, a full backup every this many backups unless
-# backup_params says "full_every" (doc/source/user/retention.rst).
-DEFAULT_FULL_EVERY = 7
-
-
 # Seconds after a claim was written during which a create of its first
 # attempt goes without a renewal of its own (a tenth of the lease at most).
 FRESH_CLAIM = 2.0
-
-
-def chain_step(policy, backups_made):
-    """``policy`` as this run uses it: full or incremental.
-
-    With ``incremental`` backups, every ``full_every``-th backup of the
-    policy (the first one too) is a full one and starts a new chain, so
-    that retention can delete old chains whole; the others build on the
-    instance's latest backup.  ``backups_made`` counts the policy's
-    earlier backups, or is a callable that counts them, called only for
-    a chained policy.
-    """
-    params = policy.backup_params or {}
-    if not params.get('incremental') or params.get('parent_id'):
-        return policy
-    if callable(backups_made):
-        # Counted only for a chained policy: a query the others skip.
-        backups_made = backups_made()
-    try:
-        full_every = int(params.get('full_every') or DEFAULT_FULL_EVERY)
-    except (TypeError, ValueError):
-        full_every = DEFAULT_FULL_EVERY
-    if backups_made % max(full_every, 1):
-        return policy
-    run = types.SimpleNamespace(**vars(policy))
-    run.backup_params = dict(params, incremental=False)
-    return run
 
 
 class ExecutionRunner:
@@ -340,7 +274,7 @@ class ExecutionRunner:
             return self._yield_to(context, execution, policy, other_id,
                                   tried)
         try:
-            policy = chain_step(policy, functools.partial(
+            policy = backup_request.chain_step(policy, functools.partial(
                 db_worker.count_policy_backups, context, policy.id))
             backup = self._find_or_create(context, execution, policy,
                                           fresh_until)
@@ -442,13 +376,13 @@ class ExecutionRunner:
             # and the compensation cover.
             fresh = (first and fresh_until is not None
                      and time.monotonic() < fresh_until)
-            if not fresh and not db_worker.renew_leases(
+            if not fresh and not db_leases.renew_leases(
                     context, {execution.id: execution.claim_id},
                     timeutils.utcnow(True), self.conf.worker.lease_duration):
                 raise ClaimLost()
             return backend.create_backup(
-                policy, backup_name(policy, execution),
-                backup_description(policy, execution))
+                policy, backup_request.backup_name(policy, execution),
+                backup_request.backup_description(policy, execution))
 
         return self.call_backend(execution, find_or_create)
 

@@ -53,7 +53,7 @@ from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import retention as db_retention
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
-from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 from dbaas_scheduler.worker import retention
 
 LOG = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ class BackupPoller:
             policies = {
                 other.id: retention.PolicyRetention(
                     retention.RetentionRules.from_policy(other),
-                    schedule.get_timezone(other.timezone))
+                    timezones.get_timezone(other.timezone))
                 for other in db_retention.list_instance_policies(
                     context, policy.instance_id, policy.backend)}
             decision = retention.plan_instance_retention(

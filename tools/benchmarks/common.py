@@ -38,6 +38,7 @@ from tools.benchmarks import reporting
 from dbaas_scheduler import config
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler.testing import broker
 
 DEFAULT_TRANSPORT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
 
@@ -201,20 +202,8 @@ class Sampler(threading.Thread):
 
 # The broker.
 
-def amqp_url(transport_url):
-    """kombu's URL of an oslo.messaging ``rabbit://`` transport URL.
-
-    A URL of several nodes (``rabbit://u:p@h1:1,u:p@h2:2/vhost``) becomes
-    kombu's failover list (``amqp://u:p@h1:1/vhost;amqp://u:p@h2:2/vhost``).
-    """
-    rest = transport_url.split('://', 1)[1]
-    hosts, _, path = rest.partition('/')
-    return ';'.join('amqp://%s/%s' % (host, path)
-                    for host in hosts.split(','))
-
-
 def broker_version(transport_url):
-    with kombu.Connection(amqp_url(transport_url)) as connection:
+    with kombu.Connection(broker.kombu_url(transport_url)) as connection:
         connection.connect()
         value = connection.connection.server_properties.get('version', '?')
         return 'RabbitMQ %s' % (value.decode() if isinstance(value, bytes)
@@ -224,7 +213,7 @@ def broker_version(transport_url):
 def queue_state(transport_url, name):
     """(messages ready, consumers) of a queue; (None, None) if unknown."""
     try:
-        with kombu.Connection(amqp_url(transport_url)) as connection:
+        with kombu.Connection(broker.kombu_url(transport_url)) as connection:
             _, messages, consumers = connection.channel().queue_declare(
                 name, passive=True)
             return messages, consumers
@@ -235,7 +224,7 @@ def queue_state(transport_url, name):
 
 def delete_queues(transport_url, names):
     try:
-        with kombu.Connection(amqp_url(transport_url)) as connection:
+        with kombu.Connection(broker.kombu_url(transport_url)) as connection:
             channel = connection.channel()
             for name in names:
                 channel.queue_delete(name)

@@ -27,7 +27,6 @@ max) and what the endpoint itself reports as its query time.
 
 import datetime
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.testing import ports
 
 EXECUTION_COLUMNS = (
     'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
@@ -65,12 +65,6 @@ def _columns(db):
 
 def _text(naive_utc):
     return naive_utc.strftime('%Y-%m-%d %H:%M:%S.%f')
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def _progress(message):
@@ -224,7 +218,7 @@ def main():
             db.vacuum('backup_policy', 'backup_execution')
             _progress('Seeded %d executions in %.0f s'
                       % (executions, time.monotonic() - started))
-        port = _free_port()
+        port = ports.free_port()
         server = serve(db.url_string, port, args.set)
         try:
             scrape(port)  # warm: connections, plans, caches

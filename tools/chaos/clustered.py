@@ -33,8 +33,9 @@ import time
 
 from tools.benchmarks import reporting
 from tools.clusters import galera
-from tools.clusters import ports
 from tools.clusters import writer as writer_proxy
+
+from dbaas_scheduler.testing import ports
 
 MODES = ('multi-writer', 'single-writer')
 

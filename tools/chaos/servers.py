@@ -25,7 +25,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import time
 
@@ -33,13 +32,10 @@ import kombu
 import sqlalchemy as sa
 from tools.benchmarks import reporting
 
+from dbaas_scheduler.testing import broker
+from dbaas_scheduler.testing import ports
+
 RABBITMQ_BIN = '/usr/lib/rabbitmq/bin'
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def _program(name, *candidates):
@@ -131,7 +127,7 @@ class RabbitMQNode(_Server):
 
     def __init__(self, workdir):
         super().__init__(workdir)
-        self.port = free_port()
+        self.port = ports.free_port()
         self.node = 'chaos-%s@localhost' % secrets.token_hex(4)
         os.makedirs(self.directory, exist_ok=True)
         cookie = os.path.join(self.directory, '.erlang.cookie')
@@ -145,7 +141,7 @@ class RabbitMQNode(_Server):
             os.environ, HOME=self.directory, RABBITMQ_NODENAME=self.node,
             RABBITMQ_NODE_IP_ADDRESS='127.0.0.1',
             RABBITMQ_NODE_PORT=str(self.port),
-            RABBITMQ_DIST_PORT=str(free_port()),
+            RABBITMQ_DIST_PORT=str(ports.free_port()),
             RABBITMQ_MNESIA_BASE=os.path.join(self.directory, 'mnesia'),
             RABBITMQ_LOG_BASE=os.path.join(self.directory, 'log'),
             RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(self.directory,
@@ -167,8 +163,8 @@ class RabbitMQNode(_Server):
 
     def _answers(self):
         try:
-            with kombu.Connection(self.transport_url.replace(
-                    'rabbit://', 'amqp://', 1), connect_timeout=2) as conn:
+            with kombu.Connection(broker.kombu_url(self.transport_url),
+                                  connect_timeout=2) as conn:
                 conn.connect()
             return True
         except Exception:
@@ -194,7 +190,7 @@ class MariaDB(_Server):
 
     def __init__(self, workdir):
         super().__init__(workdir)
-        self.port = free_port()
+        self.port = ports.free_port()
         self.data = os.path.join(self.directory, 'data')
         os.makedirs(self.directory, exist_ok=True)
         self._own(self.directory, self.user)
@@ -228,7 +224,7 @@ class PostgreSQL(_Server):
 
     def __init__(self, workdir):
         super().__init__(workdir)
-        self.port = free_port()
+        self.port = ports.free_port()
         self.data = os.path.join(self.directory, 'data')
         os.makedirs(self.directory, exist_ok=True)
         self._own(self.directory, self.user)

@@ -45,7 +45,8 @@ import sys
 import time
 
 import pymysql
-from tools.clusters import ports
+
+from dbaas_scheduler.testing import ports
 
 FALL = 2
 RISE = 2

@@ -37,7 +37,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,8 @@ import urllib.request
 import uuid
 
 import pymysql
+
+from dbaas_scheduler.testing import ports
 
 TROVE_VERSION = '26.0.0'
 URL_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_URL'
@@ -141,12 +142,6 @@ def log(message):
     print('[trove-env] %s' % message, flush=True)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 def trove_python(venv):
     return os.path.join(venv, 'bin', 'python')
 
@@ -211,7 +206,7 @@ class TroveServer:
     def __init__(self, venv, workdir, backup_seconds):
         self.venv = venv
         self.workdir = workdir
-        self.port = free_port()
+        self.port = ports.free_port()
         self.database = None
         self.process = None
         self.log_file = os.path.join(venv, 'trove.log')

@@ -32,13 +32,13 @@ import unittest
 import fixtures
 from oslo_messaging import conffixture
 from testtools import content
-from tools.clusters import ports
 from tools.clusters import rabbitmq
 
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import messaging_fixtures

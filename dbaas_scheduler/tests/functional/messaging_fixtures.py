@@ -31,6 +31,7 @@ from oslo_messaging import conffixture
 from oslo_utils import uuidutils
 
 from dbaas_scheduler import rpc
+from dbaas_scheduler.testing import broker
 from dbaas_scheduler.tests.functional import db_fixtures
 
 TRANSPORT_URL_ENV = 'DBAAS_SCHEDULER_TEST_TRANSPORT_URL'
@@ -41,15 +42,12 @@ def transport_url():
     return os.environ.get(TRANSPORT_URL_ENV, DEFAULT_TRANSPORT_URL)
 
 
-def _kombu_url(url):
-    return url.replace('rabbit://', 'amqp://', 1)
-
-
 def broker_unavailable_reason(url=None):
     """None if the broker answers, else why not."""
     url = url or transport_url()
     try:
-        with kombu.Connection(_kombu_url(url), connect_timeout=5) as conn:
+        with kombu.Connection(broker.kombu_url(url),
+                              connect_timeout=5) as conn:
             conn.ensure_connection(max_retries=1)
     except Exception as exc:
         return 'RabbitMQ at %s is unavailable: %s' % (url, exc)
@@ -66,7 +64,7 @@ class Messaging(fixtures.Fixture):
         self.url = url or transport_url()
 
     def _setUp(self):
-        reason = broker_unavailable_reason()
+        reason = broker_unavailable_reason(self.url)
         if reason:
             if db_fixtures.backends_required():
                 self.test.fail(reason)
@@ -94,7 +92,7 @@ class Messaging(fixtures.Fixture):
                   for name in (topic, '%s.%s' % (topic, self.conf.host))]
         exchanges = ['%s_fanout' % topic for topic in self.topics]
         try:
-            with kombu.Connection(_kombu_url(self.url)) as conn:
+            with kombu.Connection(broker.kombu_url(self.url)) as conn:
                 channel = conn.channel()
                 for name in queues + self.extra_queues:
                     channel.queue_delete(name)

@@ -26,8 +26,8 @@ import threading
 import fixtures
 from testtools import content
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
 
@@ -42,7 +42,7 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
         database.execute("INSERT INTO notes VALUES ('remember the milk')")
         database.commit()
         database.close()
-        self.port = api_fixtures.free_port()
+        self.port = ports.free_port()
         self.backups = os.path.join(self.tempdir, 'backups')
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {

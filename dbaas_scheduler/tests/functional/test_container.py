@@ -25,8 +25,8 @@ import urllib.request
 import fixtures
 from testtools import content
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 from dbaas_scheduler.tests.unit import test_container
 
@@ -36,7 +36,7 @@ class TestEntrypointService(base.TestCase):
     def setUp(self):
         super().setUp()
         self.dir = self.useFixture(fixtures.TempDir()).path
-        self.port = api_fixtures.free_port()
+        self.port = ports.free_port()
         config = os.path.join(self.dir, 'dbaas-scheduler.conf')
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.dir, 'state'),

@@ -31,8 +31,8 @@ import time
 import fixtures
 from testtools import content
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
 FINAL = ('SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED')
@@ -50,7 +50,7 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         self.tempdir = self.useFixture(fixtures.TempDir()).path
         self.notes = self._database('notes.db', 1)
         self.big = self._database('big.db', self.BIG // (1024 * 1024))
-        self.port = api_fixtures.free_port()
+        self.port = ports.free_port()
         self.backups = os.path.join(self.tempdir, 'backups')
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {

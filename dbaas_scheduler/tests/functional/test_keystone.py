@@ -19,7 +19,6 @@ token is valid and refuses (401) a token of another project than the URL's.
 """
 
 import datetime
-import socket
 import threading
 
 from cheroot import wsgi as cheroot_wsgi
@@ -41,6 +40,7 @@ from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler.testing import fake_trove
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import keystone_fixture
@@ -52,9 +52,7 @@ AUTHTOKEN = 'keystone_authtoken'
 
 def closed_port_url():
     """An identity URL on 127.0.0.1 where nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        port = sock.getsockname()[1]
+    port = ports.free_port()
     return 'http://127.0.0.1:%d/v3' % port
 
 

@@ -21,7 +21,6 @@ import datetime
 import json
 import os
 import re
-import socket
 import threading
 import urllib.error
 import urllib.request
@@ -38,6 +37,7 @@ from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import policy
 from dbaas_scheduler.db import models
 from dbaas_scheduler import stats as process_stats
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 
@@ -46,12 +46,6 @@ SECOND = datetime.timedelta(seconds=1)
 BUCKETS = [1.0, 5.0, 60.0, 300.0]
 ALERTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc',
                       'source', 'admin', 'alerts.yaml')
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 class _MetricsEndpoint(db_fixtures.DatabaseMixin):
@@ -65,7 +59,7 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         policy.reset()
         self.addCleanup(policy.reset)
         policy.get_enforcer(self.conf)
-        self.port = _free_port()
+        self.port = ports.free_port()
         # One thread: the in-memory SQLite database is one connection.
         server = cheroot_wsgi.Server(('127.0.0.1', self.port),
                                      deploy.deploy(self.conf), numthreads=1)

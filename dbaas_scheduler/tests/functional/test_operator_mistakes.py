@@ -27,8 +27,8 @@ import fixtures
 import sqlalchemy as sa
 from testtools import content
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
@@ -275,7 +275,7 @@ class TestDirectories(OperatorMistakeTest):
 class TestSecondAllInOne(OperatorMistakeTest):
 
     def test_a_second_all_in_one_names_the_first(self):
-        port = api_fixtures.free_port()
+        port = ports.free_port()
         secret = 'S3cret-Backup-Passw0rd'
         config = self.config({
             # The option dump at start, which must not show the secret.

@@ -34,8 +34,8 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.db import models
 from dbaas_scheduler import metrics
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
@@ -66,7 +66,7 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
         # The instance's directory is a file: creating a local backup
         # fails.
         open(os.path.join(backups, 'notes'), 'w').close()
-        self.port = api_fixtures.free_port()
+        self.port = ports.free_port()
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),

@@ -25,8 +25,8 @@ import time
 import fixtures
 from testtools import content
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.api import fixtures as api_fixtures
 from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
 
@@ -74,7 +74,7 @@ class TestReports(base.TestCase):
             'database': {'connection': 'sqlite:///%s' % os.path.join(
                 self.tempdir, 'db.sqlite')},
             'api': {'bind_host': '127.0.0.1',
-                    'bind_port': api_fixtures.free_port()},
+                    'bind_port': ports.free_port()},
             'oslo_reports': reports,
         }
         if messaging:

@@ -23,7 +23,6 @@ machine and fail with ``DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1``.
 
 import json
 import os
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -54,13 +53,6 @@ class TroveError(Exception):
         self.status = status
         self.body = body
         self.headers = headers
-
-
-def free_port():
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def trove_url():

@@ -44,6 +44,7 @@ import testtools
 from testtools import content
 
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests.functional.api import fixtures
 
 HERE = os.path.dirname(__file__)
@@ -127,7 +128,7 @@ class ContractMixin:
 
     def setUp(self):
         super().setUp()
-        fixtures.PORT = fixtures.free_port()
+        fixtures.PORT = ports.free_port()
         server = fixtures.fixtures_for(self.DRIVER).APIServer()
         # A policy created without a backend gets the fake one, which takes
         # any instance: the local backend (noauth's default) backs up only

@@ -26,6 +26,7 @@ import fixtures
 from oslo_utils import timeutils
 
 from dbaas_scheduler.backends import base as backends
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import process_fixtures
 from dbaas_scheduler.tests.functional import trove_fixtures
@@ -39,7 +40,7 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
         self.trove = trove_fixtures.use_trove(self)
         self.instance_id = self.trove.create_instance()
         self.tempdir = self.useFixture(fixtures.TempDir()).path
-        self.port = trove_fixtures.free_port()
+        self.port = ports.free_port()
         config = os.path.join(self.tempdir, 'all.conf')
         process_fixtures.write_config(config, {
             'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),

@@ -23,7 +23,7 @@ from dbaas_scheduler.backends.trove import backend as trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.backends.trove import contract
 from dbaas_scheduler.tests.functional import trove_fixtures
-from dbaas_scheduler.worker import lifecycle
+from dbaas_scheduler.worker import backup_request
 
 
 class TroveTestCase(base.TestCase):
@@ -97,8 +97,8 @@ class TestWhatRealTroveShowed(TroveTestCase):
                 scheduled_at=datetime.datetime(2027, 1, 31, 2, 30,
                                                tzinfo=datetime.timezone.utc))
             backup = self.backend.create_backup(
-                self.policy, lifecycle.backup_name(policy, execution),
-                lifecycle.backup_description(policy, execution))
+                self.policy, backup_request.backup_name(policy, execution),
+                backup_request.backup_description(policy, execution))
             self.assertNotIn('\n', backup.name)
             self.assertIn(backends.execution_tag(execution.id),
                           backup.description)

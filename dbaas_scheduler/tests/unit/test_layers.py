@@ -26,9 +26,10 @@ import dbaas_scheduler
 PACKAGE = pathlib.Path(dbaas_scheduler.__file__).parent
 
 # The modules every layer may import: configuration, context, errors,
-# enumerations, the version, the process's own metrics (stats).
+# enumerations, the version, the process's own metrics (stats), the IANA
+# time zones.
 BASE = {'conf', 'config', 'context', 'enums', 'exception', 'stats',
-        'version'}
+        'timezones', 'version'}
 
 # Top-level module or folder -> what else it may import.
 ALLOWED = {

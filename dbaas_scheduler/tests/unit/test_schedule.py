@@ -22,6 +22,7 @@ from oslotest import base
 from dbaas_scheduler import cron
 from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
 
@@ -327,7 +328,7 @@ class TestIntervalRunTimes(base.BaseTestCase):
         self.assertEqual(
             ['2025-03-29 01:30', '2025-03-30 01:30', '2025-03-31 01:30'],
             [t.strftime('%Y-%m-%d %H:%M') for t in times])
-        berlin = schedule.get_timezone('Europe/Berlin')
+        berlin = timezones.get_timezone('Europe/Berlin')
         self.assertEqual(['02:30', '03:30', '03:30'],
                          [t.astimezone(berlin).strftime('%H:%M')
                           for t in times])

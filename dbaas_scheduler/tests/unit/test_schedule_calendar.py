@@ -18,6 +18,7 @@ from oslotest import base
 
 from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -29,11 +30,11 @@ KEY = 'b1946ac9-2d4f-4e3a-9a55-8f8a5c1e7d10'
 class TestParseTime(base.BaseTestCase):
 
     def test_ends_of_the_calendar_in_utc(self):
-        self.assertEqual(LAST, schedule.parse_time(
+        self.assertEqual(LAST, timezones.parse_time(
             '9999-12-31T23:59:59.999999Z', 'end_at'))
-        self.assertEqual(FIRST, schedule.parse_time(
+        self.assertEqual(FIRST, timezones.parse_time(
             '0001-01-01T00:00:00', 'start_at'))
-        self.assertEqual(FIRST, schedule.parse_time(
+        self.assertEqual(FIRST, timezones.parse_time(
             '0001-01-01T01:00:00+01:00', 'start_at'))
 
     def test_beyond_them_in_utc(self):
@@ -41,7 +42,7 @@ class TestParseTime(base.BaseTestCase):
                       '0001-01-01T00:00:00+01:00',
                       '0001-01-01T00:59:59.999999+01:00'):
             error = self.assertRaises(exception.Invalid,
-                                      schedule.parse_time, value, 'since')
+                                      timezones.parse_time, value, 'since')
             self.assertIn('since (%s) is outside the calendar in UTC'
                           % value, str(error))
 

@@ -23,6 +23,7 @@ from oslotest import base
 import testscenarios
 
 from dbaas_scheduler import schedule
+from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
 
@@ -145,7 +146,7 @@ class TestEachLocalTimeRunsOnce(base.BaseTestCase):
 
     def test_one_run_per_local_day(self):
         sched = schedule.parse_schedule('cron', self.cron, self.zone)
-        zone = schedule.get_timezone(self.zone)
+        zone = timezones.get_timezone(self.zone)
         got = schedule.next_times(sched, _utc('2024-01-01 00:00'), 2 * 366)
         local_days = [t.astimezone(zone).date() for t in got]
         # Every local day, DST change days included, exactly once.
@@ -158,34 +159,34 @@ class TestEachLocalTimeRunsOnce(base.BaseTestCase):
 class TestWallTimeToUTC(base.BaseTestCase):
 
     def test_ordinary_time(self):
-        berlin = schedule.get_timezone('Europe/Berlin')
+        berlin = timezones.get_timezone('Europe/Berlin')
         self.assertEqual(
             _utc('2025-01-15 11:00'),
-            schedule.wall_time_to_utc(datetime.datetime(2025, 1, 15, 12),
-                                      berlin))
+            timezones.wall_time_to_utc(datetime.datetime(2025, 1, 15, 12),
+                                       berlin))
 
     def test_skipped_time_maps_to_the_change(self):
-        berlin = schedule.get_timezone('Europe/Berlin')
+        berlin = timezones.get_timezone('Europe/Berlin')
         for minute in (0, 1, 30, 59):
             self.assertEqual(
                 _utc('2025-03-30 01:00'),
-                schedule.wall_time_to_utc(
+                timezones.wall_time_to_utc(
                     datetime.datetime(2025, 3, 30, 2, minute), berlin))
 
     def test_repeated_time_maps_to_first_occurrence(self):
-        berlin = schedule.get_timezone('Europe/Berlin')
+        berlin = timezones.get_timezone('Europe/Berlin')
         self.assertEqual(
             _utc('2025-10-26 00:15'),
-            schedule.wall_time_to_utc(datetime.datetime(2025, 10, 26, 2, 15),
-                                      berlin))
+            timezones.wall_time_to_utc(datetime.datetime(2025, 10, 26, 2, 15),
+                                       berlin))
 
     def test_half_hour_change(self):
         # Lord Howe Island moves by 30 minutes: 2025-10-05 02:00 -> 02:30.
-        lord_howe = schedule.get_timezone('Australia/Lord_Howe')
+        lord_howe = timezones.get_timezone('Australia/Lord_Howe')
         self.assertEqual(
             _utc('2025-10-04 15:30'),
-            schedule.wall_time_to_utc(datetime.datetime(2025, 10, 5, 2, 10),
-                                      lord_howe))
+            timezones.wall_time_to_utc(datetime.datetime(2025, 10, 5, 2, 10),
+                                       lord_howe))
 
     def test_croniter_alone_would_run_twice(self):
         # The reason this module maps wall times itself: pin the fall-back

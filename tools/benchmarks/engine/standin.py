@@ -28,10 +28,10 @@ import time
 import kombu
 from oslo_config import cfg
 import psutil
-from tools.benchmarks import common
 
 from dbaas_scheduler import config
 from dbaas_scheduler import rpc
+from dbaas_scheduler.testing import broker
 
 # oslo.messaging's default control exchange, where casts are published.
 CONTROL_EXCHANGE = 'openstack'
@@ -94,7 +94,7 @@ def _serve_commands(pipe, received, wait):
 
 def _consume_kombu(pipe, transport_url, topic):
     received = _Received()
-    with kombu.Connection(common.amqp_url(transport_url),
+    with kombu.Connection(broker.kombu_url(transport_url),
                           heartbeat=0) as connection:
         # The queue and exchange exactly as oslo.messaging's topic
         # consumer declares them (non-durable, not auto-deleted).

@@ -26,7 +26,6 @@ skipped, or fail with DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1.
 
 import datetime
 import os
-import socket
 import threading
 import types
 import unittest
@@ -51,12 +50,6 @@ from dbaas_scheduler.tests.functional import db_fixtures
 
 # Chosen when the tests are loaded, once per test process.
 PORT = None
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 class APIServer(fixture.GabbiFixture):

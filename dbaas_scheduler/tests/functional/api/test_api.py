@@ -23,6 +23,7 @@ import os
 
 from gabbi import driver
 
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests.functional.api import fixtures
 from dbaas_scheduler.tests.functional import db_fixtures
 
@@ -31,7 +32,7 @@ GABBITS = os.path.join(os.path.dirname(__file__), 'gabbits')
 
 def load_tests(loader, tests, pattern):
     """Build one test per request of every YAML file, for every backend."""
-    fixtures.PORT = fixtures.free_port()
+    fixtures.PORT = ports.free_port()
     for backend in db_fixtures.BACKENDS:
         tests.addTest(driver.build_tests(
             GABBITS, loader, host='127.0.0.1', port=fixtures.PORT,

@@ -44,6 +44,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import tick
 from dbaas_scheduler import schedule
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests.functional.api import fixtures
 
 # Threads sending requests, requests each, policies they share.
@@ -99,7 +100,7 @@ class RacesMixin:
 
     def setUp(self):
         super().setUp()
-        fixtures.PORT = fixtures.free_port()
+        fixtures.PORT = ports.free_port()
         server = fixtures.fixtures_for(self.DRIVER).APIServer()
         server.DEFAULT_BACKEND = 'fake'
         server.THREADS = CLIENTS

@@ -24,7 +24,6 @@ import datetime
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import time
@@ -36,6 +35,7 @@ from testtools import content
 from dbaas_scheduler.api.handlers import execution as api_execution
 from dbaas_scheduler import enums
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.osc import client_venv
 from dbaas_scheduler.tests.functional import process_fixtures
@@ -43,12 +43,6 @@ from dbaas_scheduler.tests.functional import process_fixtures
 # One openstack command loads every installed client plugin; on a busy
 # machine that alone takes seconds.
 COMMAND_TIMEOUT = 300
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def answers(url):
@@ -106,7 +100,7 @@ class CLITestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.tempdir = self.useFixture(fixtures.TempDir()).path
-        self.port = free_port()
+        self.port = ports.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.config = os.path.join(self.tempdir, 'dbaas-scheduler.conf')
         self.write_config(self.instances)
@@ -498,7 +492,7 @@ class TestNoService(base.TestCase):
 
     def test_nobody_listens(self):
         openstack = self.useFixture(OpenStackCommand(
-            'http://127.0.0.1:%d' % free_port()))
+            'http://127.0.0.1:%d' % ports.free_port()))
         started = time.monotonic()
         result = openstack('database', 'backup', 'policy', 'list')
         self.assertEqual(1, result.returncode)

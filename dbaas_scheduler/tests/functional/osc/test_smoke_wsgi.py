@@ -43,6 +43,7 @@ from testtools import content
 
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import notification_listener
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional.osc import test_cli
@@ -100,7 +101,7 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
             'trove_notification_exchange': self.trove_exchange,
             'trove_notification_topics': self.trove_exchange})
         self.start('worker', 'worker')
-        self.port = test_cli.free_port()
+        self.port = ports.free_port()
         self.url = 'http://127.0.0.1:%d%s' % (self.port, PATH)
         config = self._config('api', DEFAULT={'auth_strategy': 'noauth'})
         env = {name: value for name, value in os.environ.items()

@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler.tests import base
@@ -97,7 +98,7 @@ class _CertificationTests(db_fixtures.DatabaseMixin):
         claim_id = uuidutils.generate_uuid()
         self.claim(claim_id)
         self.fail_commits()
-        self.assertEqual({self.execution.id}, db_worker.renew_leases(
+        self.assertEqual({self.execution.id}, db_leases.renew_leases(
             self.context, {self.execution.id: claim_id},
             timeutils.utcnow(True), 300))
         self.assertEqual(1, self.failures)

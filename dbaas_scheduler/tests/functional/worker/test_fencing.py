@@ -31,6 +31,7 @@ from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import services as db_services
@@ -137,7 +138,7 @@ class _FencingTests(db_fixtures.DatabaseMixin):
             self.context, [execution.id], owner, 'claim-2', now, 60))
         recorder = self.runner.recorder
         self.assertFalse(recorder.record(execution.id, 'claim-1', 'b-1'))
-        self.assertEqual(set(), db_worker.renew_leases(
+        self.assertEqual(set(), db_leases.renew_leases(
             self.context, {execution.id: 'claim-1'}, now, 60))
         self.assertFalse(db_worker.finish_execution(
             self.context, execution.id, 'claim-1', 'FAILED', now))
@@ -165,8 +166,8 @@ class _FencingTests(db_fixtures.DatabaseMixin):
 
     def _renewals(self):
         return self.useFixture(fixtures.MockPatchObject(
-            lifecycle.db_worker, 'renew_leases',
-            wraps=db_worker.renew_leases)).mock
+            lifecycle.db_leases, 'renew_leases',
+            wraps=db_leases.renew_leases)).mock
 
     def test_a_fresh_claim_creates_without_a_renewal_of_its_own(self):
         # The claim was written a moment ago: its lease is whole, and a

@@ -37,6 +37,7 @@ from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests import notification_fixtures
+from dbaas_scheduler.worker import backup_request
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import recorder as recorder_module
@@ -380,7 +381,7 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
         # The dead worker's POST reached Trove; its answer never came back.
         backup_id = self.trove.add_backup(
             PROJECT, policy.instance_id,
-            description=lifecycle.backup_description(policy, execution))
+            description=backup_request.backup_description(policy, execution))
         self.assertEqual([execution.id],
                          self.runner.run(self.context, [execution.id]))
         self.assertEqual(backup_id, self.execution(execution.id).backup_id)

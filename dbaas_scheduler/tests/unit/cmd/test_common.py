@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The broker check every program makes before it starts."""
+"""The broker check every program makes before it starts; masked URLs."""
 
 import amqp.exceptions
 import fixtures
@@ -73,3 +73,25 @@ class TestCheckTransport(base.TestCase):
                                 common.check_transport, self.conf)
         self.assertIn('refused to log in', str(exc))
         self.assertEqual(['10.0.0.1'], self.tried)
+
+
+class TestMaskedURL(base.TestCase):
+
+    def test_every_password_of_a_cluster_is_masked(self):
+        self.assertEqual(
+            'rabbit://guest:***@10.0.0.1:5672,guest:***@10.0.0.2:5672,'
+            'guest:***@10.0.0.3:5672/', common.masked_url(CLUSTER))
+
+    def test_one_broker(self):
+        self.assertEqual('rabbit://guest:***@10.0.0.1:5672/vhost',
+                         common.masked_url(
+                             'rabbit://guest:p%40ss@10.0.0.1:5672/vhost'))
+
+    def test_database(self):
+        self.assertEqual(
+            'mysql+pymysql://root:***@127.0.0.1/dbaas_scheduler',
+            common.masked_url('mysql+pymysql://root:pw@127.0.0.1/'
+                              'dbaas_scheduler'))
+
+    def test_nonsense_says_so(self):
+        self.assertEqual('<unparseable URL>', common.masked_url('not a url'))

@@ -17,7 +17,7 @@ import types
 from oslotest import base
 
 from dbaas_scheduler.backends import base as backends
-from dbaas_scheduler.worker import lifecycle
+from dbaas_scheduler.worker import backup_request
 from dbaas_scheduler.worker import retention
 
 UTC = datetime.timezone.utc
@@ -111,7 +111,7 @@ class TestChainStep(base.BaseTestCase):
         return types.SimpleNamespace(id='p', backup_params=params or None)
 
     def incremental(self, policy, made):
-        params = lifecycle.chain_step(policy, made).backup_params or {}
+        params = backup_request.chain_step(policy, made).backup_params or {}
         return bool(params.get('incremental'))
 
     def test_every_full_every_th_backup_is_full(self):
@@ -132,9 +132,9 @@ class TestChainStep(base.BaseTestCase):
 
     def test_full_policies_and_explicit_parents_are_left_alone(self):
         full = self.policy(full_every=2)
-        self.assertIs(full, lifecycle.chain_step(full, 0))
+        self.assertIs(full, backup_request.chain_step(full, 0))
         explicit = self.policy(incremental=True, parent_id='b')
-        self.assertIs(explicit, lifecycle.chain_step(explicit, 0))
+        self.assertIs(explicit, backup_request.chain_step(explicit, 0))
 
     def test_the_count_is_read_only_for_a_chained_policy(self):
         counted = []
@@ -144,10 +144,10 @@ class TestChainStep(base.BaseTestCase):
             return 3
 
         full = self.policy(full_every=2)
-        self.assertIs(full, lifecycle.chain_step(full, count))
+        self.assertIs(full, backup_request.chain_step(full, count))
         self.assertEqual([], counted)
         chained = self.policy(incremental=True, full_every=3)
-        self.assertFalse(lifecycle.chain_step(
+        self.assertFalse(backup_request.chain_step(
             chained, count).backup_params['incremental'])
         self.assertEqual([True], counted)
 
@@ -155,6 +155,6 @@ class TestChainStep(base.BaseTestCase):
 class TestOneLine(base.BaseTestCase):
 
     def test_control_characters_and_breaks(self):
-        self.assertEqual('a b c', lifecycle.one_line('a\nb\r\n\tc'))
-        self.assertEqual('x y', lifecycle.one_line(' x\x00\x7f y\u2028'))
-        self.assertEqual('', lifecycle.one_line(None))
+        self.assertEqual('a b c', backup_request.one_line('a\nb\r\n\tc'))
+        self.assertEqual('x y', backup_request.one_line(' x\x00\x7f y\u2028'))
+        self.assertEqual('', backup_request.one_line(None))

@@ -42,9 +42,9 @@ class TestLeaseKeeper(base.TestCase):
         self.keeper.adopt({'e-1': 'c-1', 'e-3': 'c-3'})
         self.assertEqual({'e-1': 'c-2', 'e-3': 'c-3'}, self.keeper.claims())
 
-    @mock.patch.object(leases.db_worker, 'lost_claims', autospec=True,
+    @mock.patch.object(leases.db_leases, 'lost_claims', autospec=True,
                        return_value=set())
-    @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
+    @mock.patch.object(leases.db_leases, 'renew_leases', autospec=True)
     def test_a_claim_the_renewal_misses_is_dropped(self, renew, lost):
         self.keeper.hold({'e-1': 'c-1', 'e-2': 'c-1'})
         renew.return_value = {'e-1'}
@@ -54,8 +54,8 @@ class TestLeaseKeeper(base.TestCase):
         self.assertEqual(60, call.args[3])
         self.assertEqual({'e-1': 'c-1'}, self.keeper.claims())
 
-    @mock.patch.object(leases.db_worker, 'lost_claims', autospec=True)
-    @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
+    @mock.patch.object(leases.db_leases, 'lost_claims', autospec=True)
+    @mock.patch.object(leases.db_leases, 'renew_leases', autospec=True)
     def test_claims_taken_away_are_counted(self, renew, lost_claims):
         stats.REGISTRY.reset()
         self.addCleanup(stats.REGISTRY.reset)
@@ -77,12 +77,12 @@ class TestLeaseKeeper(base.TestCase):
         self.assertEqual((1, 1), self.keeper.renew(mock.sentinel.context))
         self.assertEqual(1, stats.LEASE_RENEWALS_LOST.value())
 
-    @mock.patch.object(leases.db_worker, 'renew_leases', autospec=True)
+    @mock.patch.object(leases.db_leases, 'renew_leases', autospec=True)
     def test_nothing_held_nothing_written(self, renew):
         self.assertEqual((0, 0), self.keeper.renew(mock.sentinel.context))
         renew.assert_not_called()
 
-    @mock.patch.object(leases.db_worker, 'release_claims', autospec=True)
+    @mock.patch.object(leases.db_leases, 'release_claims', autospec=True)
     def test_release_all(self, release):
         self.keeper.hold({'e-1': 'c-1', 'e-2': 'c-2'})
         release.return_value = {'e-1', 'e-2'}

@@ -17,7 +17,6 @@ produce: slow answers, 5xx, dropped connections.
 
 import concurrent.futures
 import datetime
-import socket
 import time
 import types
 
@@ -27,6 +26,7 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends.trove import backend as trove
 from dbaas_scheduler.testing import fake_trove
+from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.backends.trove import contract
 
@@ -365,9 +365,7 @@ class TestErrors(TroveBackendTestCase):
                           backend.list_backups, self.policy)
 
     def test_connection_refused_is_transient(self):
-        with socket.socket() as sock:
-            sock.bind(('127.0.0.1', 0))
-            port = sock.getsockname()[1]
+        port = ports.free_port()
         self.flags(group='trove',
                    endpoint_override='http://127.0.0.1:%d/v1.0/'
                                      '%%(project_id)s' % port)

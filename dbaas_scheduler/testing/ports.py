@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Free ports on 127.0.0.1 for the clusters' nodes and the writer."""
+"""Free ports on 127.0.0.1, for test servers, tools and benchmarks."""
 
 import socket
 

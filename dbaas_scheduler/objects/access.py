@@ -1,0 +1,101 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Whether and how the service may act on a policy's instance.
+
+A policy names a backend and an instance; before a policy is stored (or
+changed to another instance or backend) its backend is asked whether the
+instance can be backed up, and behind Keystone the request's user delegates
+to the service with a trust, which is deleted with the policy -- or queued
+for the engines to delete when Keystone cannot be asked.
+"""
+
+from oslo_log import log as logging
+
+from dbaas_scheduler.backends import base as backends_base
+from dbaas_scheduler.backends import loader
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import trusts as db_trusts
+from dbaas_scheduler import exception
+from dbaas_scheduler import keystone
+
+LOG = logging.getLogger(__name__)
+
+
+def default_backend(conf):
+    """The backend of a policy created without one.
+
+    ``[api] default_backend``; unset, ``trove`` in a cloud and ``local``
+    without Keystone (``auth_strategy = noauth``), where nothing could
+    authenticate to Trove.
+    """
+    if conf.api.default_backend:
+        return conf.api.default_backend
+    return 'local' if conf.auth_strategy == 'noauth' else 'trove'
+
+
+def delegates(conf, context, backend):
+    """Whether a policy made by this request needs a Keystone trust.
+
+    Only behind Keystone: a noauth request's token (if any) is nobody's.
+    """
+    return bool(context.auth_token and conf.auth_strategy != 'noauth'
+                and loader.needs_trust(conf, backend))
+
+
+def check_instance(conf, policy):
+    """Ask the policy's backend whether its instance can be backed up.
+
+    ``policy`` has the policy's ``id``, ``instance_id``, ``backend``,
+    ``project_id``, ``trust_id`` and ``backup_params``.  An instance the
+    backend does not know, or the project may not see, is refused, as is
+    a backend that is not configured; the backend being unreachable is no
+    verdict, and the policy is kept (the worker retries).
+    """
+    backend = loader.get_backend(conf, policy.backend)
+    try:
+        backend.check_instance(policy)
+    except (backends_base.InstanceNotFound,
+            backends_base.BackendForbidden) as exc:
+        raise exception.InvalidInstance(
+            backend=policy.backend, instance_id=policy.instance_id,
+            reason=exc.kwargs.get('reason', str(exc)))
+    except backends_base.BackendNotConfigured as exc:
+        raise exception.BackendNotConfigured(
+            backend=policy.backend, reason=exc.kwargs.get('reason', str(exc)),
+            who=keystone.who_must_act(conf))
+    except backends_base.BackendError as exc:
+        LOG.warning('Could not check instance %(instance)s of policy '
+                    '%(policy)s with the %(backend)s backend; keeping the '
+                    'policy: %(error)s',
+                    {'instance': policy.instance_id, 'policy': policy.id,
+                     'backend': policy.backend, 'error': exc})
+
+
+def delete_trust(conf, context, trust_id, project_id):
+    """Delete a trust, or queue it for the engines to delete.
+
+    When Keystone cannot be asked now, the trust is recorded in the
+    ``trust_deletion`` queue; engines try again until Keystone confirms,
+    so that no trust outlives its policy for long.
+    """
+    reason = keystone.try_delete_trust(conf, context, trust_id)
+    if reason is None:
+        return True
+    try:
+        db_trusts.record(dbaas_context.get_admin_context(), trust_id,
+                         project_id, reason)
+        LOG.warning('Trust %s queued for deletion: the engines will try '
+                    'again until Keystone confirms', trust_id)
+    except Exception:
+        LOG.exception('Could not queue trust %s for deletion; delete it '
+                      'in Keystone by hand', trust_id)
+    return False
