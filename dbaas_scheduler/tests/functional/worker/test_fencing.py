@@ -28,7 +28,6 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from dbaas_scheduler.backends import base as backends
-from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import leases as db_leases
@@ -36,47 +35,28 @@ from dbaas_scheduler.db import models
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler.db import worker as db_worker
-from dbaas_scheduler import notifications
 from dbaas_scheduler import stats
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.worker import test_worker
 from dbaas_scheduler.worker import lifecycle
-from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import reconciler
 
 PROJECT = 'project-a'
 EXECUTIONS = models.BackupExecution.__table__
 
 
-class _FencingTests(db_fixtures.DatabaseMixin):
+class _FencingTests(test_worker.WorkerMixin):
 
     def setUp(self):
         super().setUp()
-        self.trove = self.useFixture(fake_trove.FakeTrove())
-        self.flags(group='trove', endpoint_override=self.trove.url)
-        self.flags(group='service_credentials', auth_type='none')
-        self.flags(group='worker', retry_initial_delay=0.01,
-                   retry_max_delay=0.05, max_attempts=3)
-        self.addCleanup(loader.reset)
-        self.addCleanup(notifications.reset)
-        self.context = dbaas_context.get_admin_context()
-        self.runner = self.new_runner()
-        self.poller = poller.BackupPoller(self.conf, self.runner)
-        self.addCleanup(self.poller.close)
         self.reconciler = reconciler.Reconciler(self.conf)
 
     def needs_concurrency(self):
         if self.DRIVER == 'sqlite':
             self.skipTest('the in-memory SQLite test database is a single '
                           'connection shared by every thread')
-
-    def new_runner(self):
-        runner = lifecycle.ExecutionRunner(self.conf,
-                                           uuidutils.generate_uuid())
-        self.addCleanup(runner.recorder.stop)
-        return runner
 
     def add_policy(self, instance_id=None, **values):
         row = dict(name='nightly', project_id=PROJECT,

@@ -46,7 +46,8 @@ UTC = datetime.timezone.utc
 PROJECT = 'project-a'
 
 
-class _WorkerTests(db_fixtures.DatabaseMixin):
+class WorkerMixin(db_fixtures.DatabaseMixin):
+    """A worker's runner and poller in this process, on the fake Trove."""
 
     def setUp(self):
         super().setUp()
@@ -67,6 +68,9 @@ class _WorkerTests(db_fixtures.DatabaseMixin):
                                            uuidutils.generate_uuid())
         self.addCleanup(runner.recorder.stop)
         return runner
+
+
+class _WorkerTests(WorkerMixin):
 
     def add_policy(self, instance_id=None, **values):
         instance_id = instance_id or self.trove.add_instance()
