@@ -22,6 +22,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
+from dbaas_scheduler.objects import access
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
@@ -162,7 +163,7 @@ class TestCreatePolicy(db_fixtures.DatabaseMixin, base.TestCase):
 class TestDefaultsOfTheDeployment(base.TestCase):
 
     def test_default_backend(self):
-        default = backup_policy_obj.default_backend
+        default = access.default_backend
         self.assertEqual('trove', default(self.conf))
         self.flags(auth_strategy='noauth')
         self.assertEqual('local', default(self.conf))
