@@ -62,7 +62,7 @@ def get_timezone(name):
 def wall_time_to_utc(wall, zone):
     """Map a naive local wall-clock time in ``zone`` to an aware UTC instant.
 
-    Applies the daylight saving rule of this module: a repeated wall time
+    Applies the daylight saving rule of ``schedule.py``: a repeated wall time
     maps to its first occurrence, a skipped one to the moment of the change
     (the first valid instant after it).
     """
