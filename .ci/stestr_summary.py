@@ -24,6 +24,8 @@ worker that died mid-test leaves it "inprogress").  When the test command
 failed but no test did (a style check, an install step), that counts as one
 failure per failed step, so that the line never reads as a success for a
 failed run.
+Before that line it lists every test that did not pass, with the last
+lines of its traceback, so that a CI log cut to its tail still names them.
 Exits 1 if anything failed.
 """
 
@@ -34,11 +36,14 @@ from stestr.repository import util
 import testtools
 
 
-def _statuses(run):
+TRACEBACK_LINES = 12
+
+
+def _tests(run):
     tests = {}
 
     def record(test):
-        tests[test['id']] = test['status']
+        tests[test['id']] = test
 
     result = testtools.StreamToDict(record)
     result.startTestRun()
@@ -47,19 +52,36 @@ def _statuses(run):
     return tests.values()
 
 
-def summarize(project_dir):
+def _traceback_tail(test):
+    details = test.get('details') or {}
+    for name in ('traceback', 'reason'):
+        if name in details:
+            try:
+                text = details[name].as_text()
+            except Exception:  # an undecodable detail must not hide the id
+                continue
+            return text.rstrip().splitlines()[-TRACEBACK_LINES:]
+    return []
+
+
+def summarize(project_dir, out=sys.stdout):
     passed = failed = skipped = 0
     if not os.path.isdir(os.path.join(project_dir, '.stestr')):
         return passed, failed, skipped
     repo = util.get_repo_open(repo_url=project_dir)
     for run_id in range(int(repo.latest_id()) + 1):
-        for status in _statuses(repo.get_test_run(run_id)):
+        for test in _tests(repo.get_test_run(run_id)):
+            status = test['status']
             if status in ('success', 'xfail'):
                 passed += 1
             elif status == 'skip':
                 skipped += 1
             elif status != 'exists':
                 failed += 1
+                out.write('FAILED (%s, run %d): %s\n'
+                          % (status, run_id, test['id']))
+                for line in _traceback_tail(test):
+                    out.write('    %s\n' % line)
     return passed, failed, skipped
 
 
