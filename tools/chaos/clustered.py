@@ -71,7 +71,7 @@ class Clusters:
 
     def __init__(self, workdir, mode, transport_url=None):
         self.mode = mode
-        base = ports.free_base_port(40, 36000)
+        base = ports.free_base_port(40, 30000)
         self.galera = galera.Cluster(os.path.join(workdir, 'galera'), base)
         self.rabbitmq = None
         self.given_transport_url = transport_url

@@ -43,7 +43,7 @@ class TestGaleraCluster(testtools.TestCase):
         os.chmod(directory, 0o755)
         self.cluster = galera.Cluster(os.path.join(directory, 'galera'),
                                       base_port=ports.free_base_port(
-                                          39, 34000, 39000))
+                                          39, 26000, 28000))
         self.addCleanup(self.cluster.destroy)
         started = time.monotonic()
         self.cluster.start()

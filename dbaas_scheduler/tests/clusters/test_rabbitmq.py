@@ -98,7 +98,7 @@ class TestRabbitMQCluster(base.TestCase):
         directory = self.useFixture(fixtures.TempDir()).path
         self.cluster = rabbitmq.Cluster(
             directory + '/rabbitmq',
-            base_port=ports.free_base_port(29, 40000, 45000),
+            base_port=ports.free_base_port(29, 28000, 30000),
             prefix='dbaas-rabbit-test%d-' % os.getpid())
         self.addCleanup(self.cluster.destroy)
         self.addOnException(lambda exc_info: self.addDetail(

@@ -115,12 +115,13 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         for run in range(2):
             started = time.monotonic()
             execution_id = self._run(policy_id)
-            execution = self._wait_final(execution_id, 10)
+            execution = self._wait_final(execution_id, 30)
             elapsed = time.monotonic() - started
-            # Not the 60 s of the poll interval.
-            self.assertIsNotNone(execution, 'not finished within 10 s')
+            # Not the 60 s of the poll interval (well under a second on an
+            # idle machine; a loaded one takes seconds to start the job).
+            self.assertIsNotNone(execution, 'not finished within 30 s')
             self.assertEqual('SUCCEEDED', execution['status'], execution)
-            self.assertLess(elapsed, 3)
+            self.assertLess(elapsed, 20)
             self.addDetail('run %d: seconds to SUCCEEDED' % run,
                            content.text_content('%.2f' % elapsed))
 
@@ -161,6 +162,7 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
                          'the dump ended before the stop: make BIG larger')
         self.process.start()
         self.wait_up()
+        up = datetime.datetime.now(datetime.timezone.utc)
 
         execution = self._wait_final(execution_id, 60)
         seen = datetime.datetime.now(datetime.timezone.utc)
@@ -171,8 +173,10 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         done = datetime.datetime.fromisoformat(manifest['finished_at'])
         if done.tzinfo is None:
             done = done.replace(tzinfo=datetime.timezone.utc)
-        lag = (seen - done).total_seconds()
-        self.addDetail('seconds from dump end to SUCCEEDED',
+        # From the dump's end, or from the restarted process answering if
+        # a loaded machine took longer to start it than the dump to end.
+        lag = (seen - max(done, up)).total_seconds()
+        self.addDetail('seconds from dump end (or restart) to SUCCEEDED',
                        content.text_content('%.2f' % lag))
         # Not the 300 s of a lease, nor the 60 s of the poll interval.
         self.assertLess(lag, 5)

@@ -71,7 +71,9 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
         return done if len(done) >= count else None
 
     def test_a_scheduled_backup_on_trove(self):
-        at = timeutils.utcnow(True) + datetime.timedelta(seconds=5)
+        # Far enough ahead that a loaded machine's request still comes
+        # before it (the API refuses a once schedule in the past).
+        at = timeutils.utcnow(True) + datetime.timedelta(seconds=15)
         status, body = self.request('POST', '/v1/backup-policies', {
             'backup_policy': {
                 'name': 'once', 'instance_id': self.instance_id,

@@ -340,7 +340,9 @@ class TestGracefulStop(base.TestCase):
         self.assertEqual(3, self.in_flight.call_count)
 
     def test_bounded_by_stop_wait(self):
-        self.flags(stop_wait=0.2, group='worker')
+        # A second of polls every 0.01 s: a stalled test process still
+        # looks more than twice.
+        self.flags(stop_wait=1, group='worker')
         self.in_flight.return_value = [self._backup('e-local', 'local')]
         self.worker.drain()
         self.assertGreater(self.in_flight.call_count, 2)

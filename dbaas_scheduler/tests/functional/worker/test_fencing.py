@@ -430,14 +430,16 @@ class _FencingTests(test_worker.WorkerMixin):
 
     def test_reconciliation_waits_for_a_backup_being_made(self):
         self.flags(reconcile_interval=1, group='worker')
-        instance = self.trove.add_instance(build_seconds=1.5)
+        # The first pass must come while the backup builds: 5 s leaves a
+        # loaded machine room.
+        instance = self.trove.add_instance(build_seconds=5)
         policy = self.add_policy(instance)
         skipped = self.add_execution(policy, status='SKIPPED')
-        stray = self.tagged_backup(policy, skipped.id, build_seconds=1.5)
+        stray = self.tagged_backup(policy, skipped.id, build_seconds=5)
         totals = self.reconcile_now(instance, policy.id)
         self.assertEqual((1, 0), (totals['waiting'], totals['orphan']))
         self.assertEqual([stray], self.retained(instance))
-        time.sleep(1.6)
+        time.sleep(5.2)
         totals = self.reconciler.run_pass(self.context)
         self.assertEqual((0, 1), (totals['waiting'], totals['orphan']))
         self.assertEqual([], self.retained(instance))

@@ -185,8 +185,11 @@ class _WorkerProcessTests(WorkerProcessMixin):
 
     def test_a_busy_worker_leaves_messages_for_others(self):
         # Slow creates: each of the first worker's two threads is busy for
-        # seconds.  It must not take the whole burst off the broker.
-        self.trove.inject_delay(2, operation=fake_trove.BACKUP_CREATE)
+        # seconds.  It must not take the whole burst off the broker.  4 s
+        # (below the 5 s client timeout) leaves the second worker about
+        # 12 s to start and take a message before the first drains the
+        # queue; it needs 3-4 s on an idle machine.
+        self.trove.inject_delay(4, operation=fake_trove.BACKUP_CREATE)
         executions = [self.add_execution(self.add_policy())
                       for _ in range(12)]
         self.start('worker', worker={'pool_size': 2})
@@ -272,7 +275,9 @@ class _WorkerProcessTests(WorkerProcessMixin):
         # oslo.service's launcher runs each service in a child process and
         # starts a new child when one dies.  The new child must appear in
         # the cluster view as itself, alive, and not as the dead one.
-        down_time = 3
+        # Heartbeats every second: 8 s lets a loaded machine delay a live
+        # child's heartbeats by seconds without the check calling it down.
+        down_time = 8
         processes = {
             binary: self.start(program, **{'DEFAULT': {
                 'service_down_time': down_time}})

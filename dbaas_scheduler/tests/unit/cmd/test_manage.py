@@ -108,8 +108,9 @@ class TestManagePolicies(base.TestCase):
                              'Europe/Berlin', '--keep-last', '3')
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertIn('notes-nightly', result.stdout)
-        # 02:30 in Berlin is 01:30 or 00:30 UTC.
-        self.assertRegex(result.stdout, r'T0[01]:30:00\+00:00')
+        # 02:30 in Berlin is 01:30 or 00:30 UTC; on the day clocks go
+        # forward (no 02:30 that night) it runs at 03:00 CEST, 01:00 UTC.
+        self.assertRegex(result.stdout, r'T0[01]:[03]0:00\+00:00')
         listing = self.manage('policy', 'list')
         self.assertIn('notes-nightly', listing.stdout)
         self.assertIn('Europe/Berlin', listing.stdout)
