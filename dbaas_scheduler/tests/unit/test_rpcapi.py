@@ -185,9 +185,9 @@ class TestWorkerAPIFallback(_ClientTest):
         self.addCleanup(server.stop)
         rpcapi.WorkerAPI(self.conf).backup_database_instances(
             self.context, execution_ids)
-        deadline = time.time() + 10
+        deadline = time.monotonic() + 60
         while (sum(len(ids) for _, ids in endpoint.messages)
-               < len(execution_ids) and time.time() < deadline):
+               < len(execution_ids) and time.monotonic() < deadline):
             time.sleep(0.01)
         return endpoint.messages
 

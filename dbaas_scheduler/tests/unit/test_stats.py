@@ -85,7 +85,9 @@ class TestRegistry(base.TestCase):
             self.registry.snapshot()['histograms']['call_seconds']['series'])
         self.assertEqual(['a'], labels)
         self.assertEqual(1, counts[-1])
-        self.assertLess(total, 1)
+        # Seconds of a block that did nothing: small, whatever the load.
+        self.assertGreaterEqual(total, 0)
+        self.assertLess(total, 30)
 
     def test_snapshot_of_some_names(self):
         self.registry.counter('a_total')
