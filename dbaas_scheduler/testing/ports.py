@@ -26,6 +26,9 @@ import socket
 SINGLE = (10000, 25000)
 # Well-known ports in that range, of the services a test machine runs.
 RESERVED = frozenset([15672])
+# Not the random module's shared generator: a test or tool that seeds it
+# would make several processes pick the same ports in turn.
+_RANDOM = random.SystemRandom()
 
 
 def _free(port):
@@ -40,7 +43,7 @@ def _free(port):
 def free_port():
     """A port nothing listens on now, outside the ephemeral range."""
     for _ in range(1000):
-        port = random.randrange(*SINGLE)
+        port = _RANDOM.randrange(*SINGLE)
         if port not in RESERVED and _free(port):
             return port
     raise RuntimeError('no free port from %d to %d' % SINGLE)
