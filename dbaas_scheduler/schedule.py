@@ -76,7 +76,6 @@ _INTERVAL = re.compile(r'([0-9]+)([smhd]?)')
 _INTERVAL_UNITS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400}
 # Longer than this is surely a mistake (and would overflow a timedelta).
 _MAX_INTERVAL_SECONDS = 100 * 366 * 86400
-
 _ONE_MICROSECOND = datetime.timedelta(microseconds=1)
 _ONE_DAY = datetime.timedelta(days=1)
 

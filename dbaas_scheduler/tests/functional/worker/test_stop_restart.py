@@ -111,12 +111,8 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
             dumped = dumped.replace(tzinfo=datetime.timezone.utc)
         # From the dump's end, or from the newest worker's start if a
         # loaded machine took longer to start it than the dump to end.
-        started = max((row.started_at for row in
-                       db_services.list_services(self.context)
-                       if row.binary == 'dbaas-scheduler-worker'),
+        started = max((row.started_at for row in self.worker_rows()),
                       default=dumped)
-        if started.tzinfo is None:
-            started = started.replace(tzinfo=datetime.timezone.utc)
         lag = (done.finished_at - max(dumped, started)).total_seconds()
         self.addDetail('%s: seconds from dump end to SUCCEEDED' % label,
                        content.text_content('%.2f' % lag))

@@ -123,12 +123,15 @@ class WorkerProcessMixin(db_fixtures.DatabaseMixin):
         self.assertEqual([], self.dead(), 'processes died')
         self.assertTrue(predicate(), message())
 
+    def worker_rows(self):
+        """The service rows of the workers."""
+        return [row for row in db_services.list_services(self.context)
+                if row.binary == 'dbaas-scheduler-worker']
+
     def wait_for_workers(self, count):
         """Wait until ``count`` workers listen (their row follows start)."""
-        def listening():
-            return len([row for row in db_services.list_services(self.context)
-                        if row.binary == 'dbaas-scheduler-worker']) >= count
-        self.wait_for(listening, 60, lambda: 'workers did not start')
+        self.wait_for(lambda: len(self.worker_rows()) >= count, 60,
+                      lambda: 'workers did not start')
 
     def dead(self):
         """Processes that exited, or whose service keeps crashing."""
