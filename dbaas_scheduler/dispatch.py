@@ -34,7 +34,7 @@ import math
 
 from oslo_log import log as logging
 
-from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import stats
 
 LOG = logging.getLogger(__name__)
@@ -85,8 +85,8 @@ def dispatch(worker_api, context, execution_ids, per_message, dispatched_at):
     if len(sent) < len(execution_ids):
         unsent = set(execution_ids).difference(sent)
         try:
-            db_engine.release_uncast_executions(context, unsent,
-                                                dispatched_at)
+            db_scheduling.release_uncast_executions(context, unsent,
+                                                    dispatched_at)
         except Exception as exc:
             LOG.warning('Could not record that %d executions were not cast '
                         '(%s: %s); they stay DISPATCHED until the sweep '

@@ -37,7 +37,7 @@ _RECONCILIATION = models.BackupReconciliation.__table__
 _SERVICE = models.Service.__table__
 
 # What the engine writes as the reason of an execution whose worker lost
-# its lease (db.engine.RESUMING_REASON, which db may not import from the
+# its lease (db.scheduling.RESUMING_REASON, which db may not import from the
 # engine: it is the same layer, but kept here as text the SQL matches).
 _LEASE_EXPIRED = 'worker lease expired; resuming'
 

@@ -27,9 +27,9 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
-from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler.db import models
 from dbaas_scheduler.db import reconciliation as db_reconciliation
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import enums
 
 _EXECUTION = models.BackupExecution.__table__
@@ -77,7 +77,7 @@ def claim_executions(context, execution_ids, owner, claim_id, now,
     values['status_reason'] = sa.case(
         (_EXECUTION.c.status_reason.like('queued:%'), None),
         (_EXECUTION.c.status_reason.like(
-            db_engine.RESUMING_REASON + '%'), None),
+            db_scheduling.RESUMING_REASON + '%'), None),
         else_=_EXECUTION.c.status_reason)
     context.session.execute(
         sa.update(_EXECUTION)

@@ -23,8 +23,8 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from dbaas_scheduler.db import engine as db_engine
 from dbaas_scheduler.db import housekeeping
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import dispatch
 from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
@@ -109,7 +109,7 @@ class EngineService(service.LoopingService):
                      result.finished)
         if result.full:
             return 0
-        return self._sleep_time(db_engine.get_earliest_due_time(context))
+        return self._sleep_time(db_scheduling.get_earliest_due_time(context))
 
     def _sleep_time(self, earliest):
         scan_interval = self.conf.engine.scan_interval

@@ -28,7 +28,7 @@ import time
 
 from oslo_log import log as logging
 
-from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import dispatch
 
@@ -122,7 +122,7 @@ def sweep(context, worker_api, conf, now, limiter=None):
 
     # Executions a worker lost go first: each may be a backup under way.
     def reclaim(limit):
-        expired = db_engine.reclaim_expired_leases(context, now, limit)
+        expired = db_scheduling.reclaim_expired_leases(context, now, limit)
         for execution_id, owner in expired:
             LOG.warning('Execution %s: the lease of worker %s expired; '
                         'another worker will resume it', execution_id, owner)
@@ -135,8 +135,8 @@ def sweep(context, worker_api, conf, now, limiter=None):
     limiter.spend(claimed)
 
     def recast(limit):
-        ids = db_engine.claim_waiting_executions(context, now, stale_before,
-                                                 limit)
+        ids = db_scheduling.claim_waiting_executions(context, now,
+                                                     stale_before, limit)
         if ids:
             LOG.info('Casting %d executions again that no worker claimed '
                      'within %ss', len(ids), conf.engine.dispatch_timeout)

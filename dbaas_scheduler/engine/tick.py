@@ -38,7 +38,7 @@ from oslo_db import api as oslo_db_api
 from oslo_log import log as logging
 
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import engine as db_engine
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
@@ -148,7 +148,7 @@ def new_execution_ids():
 
 
 def _execution(row, scheduled_at, status, reason, now, execution_id):
-    return db_engine.NewExecution(
+    return db_scheduling.NewExecution(
         id=execution_id, policy_id=row.id,
         project_id=row.project_id, instance_id=row.instance_id,
         scheduled_at=scheduled_at, trigger=enums.ExecutionTrigger.SCHEDULE,
@@ -192,7 +192,7 @@ def plan_batch(rows, now, default_catchup_window):
             # database: stop, and say why, rather than fail every tick.
             LOG.warning('Disabling backup policy %s: its schedule is no '
                         'longer valid: %s', row.id, exc)
-            plan.advances.append(db_engine.PolicyAdvance(
+            plan.advances.append(db_scheduling.PolicyAdvance(
                 id=row.id, due=due, next_execution_time=None,
                 remaining_runs=row.remaining_runs, enabled=False,
                 paused_reason='schedule error: %s' % exc,
@@ -233,7 +233,7 @@ def plan_batch(rows, now, default_catchup_window):
         if not enabled:
             paused_reason = _finished_reason(sched, remaining)
             plan.finished += 1
-        plan.advances.append(db_engine.PolicyAdvance(
+        plan.advances.append(db_scheduling.PolicyAdvance(
             id=row.id, due=due,
             next_execution_time=following if enabled else None,
             remaining_runs=remaining, enabled=enabled,
@@ -251,17 +251,17 @@ def run_tick(context, now, batch_size, default_catchup_window):
     row locks, allows; the next tick takes the batch again.
     """
     with db_api.writer_transaction(context):
-        rows = db_engine.claim_due_policies(context, now, batch_size)
+        rows = db_scheduling.claim_due_policies(context, now, batch_size)
         if not rows:
             return TickResult(0, [], 0, 0, False)
         plan = plan_batch(rows, now, default_catchup_window)
-        matched = db_engine.advance_policies(context, plan.advances, now)
+        matched = db_scheduling.advance_policies(context, plan.advances, now)
         if matched != len(plan.advances):
             raise ConcurrentUpdate(
                 '%d of %d claimed policies changed before they could be '
                 'advanced' % (len(plan.advances) - matched,
                               len(plan.advances)))
-        inserted = db_engine.insert_executions(context, plan.executions)
+        inserted = db_scheduling.insert_executions(context, plan.executions)
         if 0 <= inserted < len(plan.executions):
             # MySQL may count a skipped row as found: this under-reports.
             LOG.warning('%d due slots already had their execution and '

@@ -48,7 +48,7 @@ class TestDispatch(base.BaseTestCase):
     def setUp(self):
         super().setUp()
         patcher = mock.patch(
-            'dbaas_scheduler.db.engine.release_uncast_executions',
+            'dbaas_scheduler.db.scheduling.release_uncast_executions',
             autospec=True)
         self.release = patcher.start()
         self.addCleanup(patcher.stop)

@@ -18,6 +18,7 @@ from dbaas_scheduler.engine import sweeps
 from dbaas_scheduler.tests import base
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.timezone.utc)
+CLAIM_WAITING = 'dbaas_scheduler.db.scheduling.claim_waiting_executions'
 
 
 class FakeClock:
@@ -81,7 +82,7 @@ class TestRecastLimiter(base.TestCase):
             autospec=True, return_value=0)
 @mock.patch('dbaas_scheduler.dispatch.dispatch', autospec=True,
             side_effect=lambda api, ctx, ids, per, at: list(ids))
-@mock.patch('dbaas_scheduler.db.engine.reclaim_expired_leases',
+@mock.patch('dbaas_scheduler.db.scheduling.reclaim_expired_leases',
             autospec=True, return_value=[])
 class TestSweepPacing(base.TestCase):
     """A backlog of waiting executions goes out within the budget."""
@@ -99,7 +100,7 @@ class TestSweepPacing(base.TestCase):
     def test_a_pass_casts_at_most_its_budget(self, reclaim, dispatch,
                                              delete):
         limiter = sweeps.RecastLimiter(50, 250, clock=self.clock)
-        with mock.patch('dbaas_scheduler.db.engine.claim_waiting_executions',
+        with mock.patch(CLAIM_WAITING,
                         autospec=True, side_effect=self.claim) as claim:
             result = sweeps.sweep('ctx', 'api', self.conf, NOW, limiter)
             self.assertEqual(250, result.recast)
@@ -127,7 +128,7 @@ class TestSweepPacing(base.TestCase):
         reclaim.side_effect = [[('r-%d' % n, 'dead') for n in range(100)],
                                [('r-x', 'dead')]]
         limiter = sweeps.RecastLimiter(50, 150, clock=self.clock)
-        with mock.patch('dbaas_scheduler.db.engine.claim_waiting_executions',
+        with mock.patch(CLAIM_WAITING,
                         autospec=True, side_effect=self.claim):
             result = sweeps.sweep('ctx', 'api', self.conf, NOW, limiter)
         self.assertEqual((101, 49, True),
@@ -139,7 +140,7 @@ class TestSweepPacing(base.TestCase):
                                                delete):
         self.backlog = self.backlog[:130]
         limiter = sweeps.RecastLimiter(50, 5000, clock=self.clock)
-        with mock.patch('dbaas_scheduler.db.engine.claim_waiting_executions',
+        with mock.patch(CLAIM_WAITING,
                         autospec=True, side_effect=self.claim):
             result = sweeps.sweep('ctx', 'api', self.conf, NOW, limiter)
         self.assertEqual((130, False), (result.recast, result.deferred))
@@ -147,7 +148,7 @@ class TestSweepPacing(base.TestCase):
     def test_a_failed_cast_ends_the_pass(self, reclaim, dispatch, delete):
         dispatch.side_effect = lambda api, ctx, ids, per, at: list(ids)[:10]
         limiter = sweeps.RecastLimiter(50, 5000, clock=self.clock)
-        with mock.patch('dbaas_scheduler.db.engine.claim_waiting_executions',
+        with mock.patch(CLAIM_WAITING,
                         autospec=True, side_effect=self.claim) as claim:
             result = sweeps.sweep('ctx', 'api', self.conf, NOW, limiter)
         self.assertEqual((10, False), (result.recast, result.deferred))
@@ -156,7 +157,7 @@ class TestSweepPacing(base.TestCase):
     def test_without_a_limiter_a_pass_is_capped(self, reclaim, dispatch,
                                                 delete):
         self.flags(sweep_recast_max_per_pass=300, group='engine')
-        with mock.patch('dbaas_scheduler.db.engine.claim_waiting_executions',
+        with mock.patch(CLAIM_WAITING,
                         autospec=True, side_effect=self.claim):
             result = sweeps.sweep('ctx', 'api', self.conf, NOW)
         self.assertEqual((300, True), (result.recast, result.deferred))
