@@ -21,7 +21,7 @@ from cheroot import wsgi as cheroot_wsgi
 from oslo_log import log as logging
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy
+from dbaas_scheduler import policy
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service

@@ -42,9 +42,9 @@ from tools.benchmarks import common
 from tools.benchmarks import database
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler import policy
 from dbaas_scheduler.testing import ports
 
 EXECUTION_COLUMNS = (

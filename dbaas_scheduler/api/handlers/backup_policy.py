@@ -16,13 +16,13 @@ import threading
 import webob.dec
 
 from dbaas_scheduler.api.handlers import execution
-from dbaas_scheduler.api.policies import backup_policy as rules
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.api.schemas import backup_policy as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.policies import backup_policy as rules
+from dbaas_scheduler import policy
 from dbaas_scheduler import rpcapi
 
 _TIMES = ('start_at', 'end_at', 'next_execution_time', 'created_at',

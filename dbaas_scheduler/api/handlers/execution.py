@@ -13,12 +13,12 @@
 
 import webob.dec
 
-from dbaas_scheduler.api.policies import execution as rules
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.api.schemas import execution as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
+from dbaas_scheduler.policies import execution as rules
+from dbaas_scheduler import policy
 
 FIELDS = (
     'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',

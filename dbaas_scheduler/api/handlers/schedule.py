@@ -17,12 +17,12 @@ try a schedule and see both its errors and its next run times.
 
 import webob.dec
 
-from dbaas_scheduler.api.policies import schedule as rules
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.api.schemas import backup_policy as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.policies import schedule as rules
+from dbaas_scheduler import policy
 
 DEFAULT_COUNT = 10
 

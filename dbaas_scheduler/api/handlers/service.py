@@ -14,10 +14,10 @@
 from oslo_utils import timeutils
 import webob.dec
 
-from dbaas_scheduler.api.policies import service as rules
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.api import util
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler.policies import service as rules
+from dbaas_scheduler import policy
 from dbaas_scheduler import servicegroup
 
 

@@ -29,7 +29,6 @@ from oslo_utils import uuidutils
 import requests
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy as api_policy
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler import context as dbaas_context
@@ -39,6 +38,7 @@ from dbaas_scheduler.engine import trusts as engine_trusts
 from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base

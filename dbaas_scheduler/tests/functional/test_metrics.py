@@ -34,8 +34,8 @@ import sqlalchemy as sa
 import yaml
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.db import models
+from dbaas_scheduler import policy
 from dbaas_scheduler import stats as process_stats
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base

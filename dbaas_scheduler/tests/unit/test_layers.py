@@ -38,17 +38,21 @@ ALLOWED = {
     'wsgi': None,
     # The three services: the domain layer and everything below it, but
     # never one another.
-    'api': {'objects', 'db', 'dispatch', 'rpc', 'rpcapi', 'schedule',
-            'service', 'servicegroup', 'keystone', 'backends',
-            'notifications', 'metrics'},
-    'engine': {'objects', 'db', 'dispatch', 'rpc', 'rpcapi', 'schedule',
-               'service', 'servicegroup', 'keystone', 'backends',
-               'notifications'},
+    'api': {'objects', 'policy', 'policies', 'db', 'dispatch', 'rpc',
+            'rpcapi', 'schedule', 'service', 'servicegroup', 'keystone',
+            'backends', 'notifications', 'metrics'},
+    'engine': {'objects', 'policy', 'policies', 'db', 'dispatch', 'rpc',
+               'rpcapi', 'schedule', 'service', 'servicegroup', 'keystone',
+               'backends', 'notifications'},
     'worker': {'db', 'rpc', 'rpcapi', 'schedule', 'service', 'servicegroup',
                'keystone', 'backends', 'notifications'},
     # What every interface does to a resource.
     'objects': {'db', 'dispatch', 'rpcapi', 'schedule', 'keystone',
                 'backends', 'notifications'},
+    # Who may do what: the oslo.policy rules in code and their enforcer,
+    # shared by every door (REST, RPC).
+    'policy': {'policies'},
+    'policies': set(),
     # Service scaffolding and what the layers above share.
     'service': {'rpc', 'rpcapi', 'servicegroup'},
     'dispatch': {'db'},

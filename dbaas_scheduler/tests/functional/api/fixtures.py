@@ -40,12 +40,12 @@ from oslo_db.sqlalchemy import provision
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy
 from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
+from dbaas_scheduler import policy
 from dbaas_scheduler.tests.functional import db_fixtures
 
 # Chosen when the tests are loaded, once per test process.

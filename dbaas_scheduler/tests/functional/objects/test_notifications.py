@@ -21,13 +21,13 @@ import fixtures
 import webob
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy as api_policy
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional.objects import test_backup_policy

@@ -13,7 +13,7 @@
 
 from oslo_policy import policy
 
-from dbaas_scheduler.api.policies import base
+from dbaas_scheduler.policies import base
 
 PREFIX = 'dbaas_scheduler:execution:%s'
 LIST = PREFIX % 'list'

@@ -9,20 +9,20 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Policy rules of /v1/schedule-preview."""
+"""Policy rules of /v1/services: the cluster view."""
 
 from oslo_policy import policy
 
-from dbaas_scheduler.api.policies import base
+from dbaas_scheduler.policies import base
 
-PREVIEW = 'dbaas_scheduler:schedule:preview'
+LIST = 'dbaas_scheduler:service:list'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=PREVIEW, check_str=base.PROJECT_READER,
-        description='Preview the run times of a schedule, before creating '
-                    'a backup policy with it.',
-        operations=[{'method': 'GET', 'path': '/v1/schedule-preview'}],
+        name=LIST, check_str=base.ADMIN,
+        description='List the engine, worker and API processes, with their '
+                    'hosts, heartbeats and state.',
+        operations=[{'method': 'GET', 'path': '/v1/services'}],
         scope_types=['project']),
 ]
 

@@ -9,19 +9,23 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Every policy rule of the API (the ``oslo.policy.policies`` entry point)."""
+"""Policy rules of /v1/schedule-preview."""
 
-import itertools
+from oslo_policy import policy
 
-from dbaas_scheduler.api.policies import backup_policy
-from dbaas_scheduler.api.policies import base
-from dbaas_scheduler.api.policies import execution
-from dbaas_scheduler.api.policies import schedule
-from dbaas_scheduler.api.policies import service
+from dbaas_scheduler.policies import base
+
+PREVIEW = 'dbaas_scheduler:schedule:preview'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=PREVIEW, check_str=base.PROJECT_READER,
+        description='Preview the run times of a schedule, before creating '
+                    'a backup policy with it.',
+        operations=[{'method': 'GET', 'path': '/v1/schedule-preview'}],
+        scope_types=['project']),
+]
 
 
 def list_rules():
-    return list(itertools.chain(
-        base.list_rules(), backup_policy.list_rules(),
-        execution.list_rules(), schedule.list_rules(),
-        service.list_rules()))
+    return rules

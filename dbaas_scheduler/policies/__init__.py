@@ -9,23 +9,19 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Policy rules of /v1/services: the cluster view."""
+"""Every policy rule of the API (the ``oslo.policy.policies`` entry point)."""
 
-from oslo_policy import policy
+import itertools
 
-from dbaas_scheduler.api.policies import base
-
-LIST = 'dbaas_scheduler:service:list'
-
-rules = [
-    policy.DocumentedRuleDefault(
-        name=LIST, check_str=base.ADMIN,
-        description='List the engine, worker and API processes, with their '
-                    'hosts, heartbeats and state.',
-        operations=[{'method': 'GET', 'path': '/v1/services'}],
-        scope_types=['project']),
-]
+from dbaas_scheduler.policies import backup_policy
+from dbaas_scheduler.policies import base
+from dbaas_scheduler.policies import execution
+from dbaas_scheduler.policies import schedule
+from dbaas_scheduler.policies import service
 
 
 def list_rules():
-    return rules
+    return list(itertools.chain(
+        base.list_rules(), backup_policy.list_rules(),
+        execution.list_rules(), schedule.list_rules(),
+        service.list_rules()))

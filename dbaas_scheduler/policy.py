@@ -17,8 +17,8 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy as oslo_policy
 
-from dbaas_scheduler.api import policies
 from dbaas_scheduler import exception
+from dbaas_scheduler import policies
 
 _ENFORCER = None
 _LOCK = threading.Lock()
