@@ -128,7 +128,11 @@ class InvalidInstance(Invalid):
 
 
 class BackendNotConfigured(Invalid):
-    """The backend a policy names cannot work with this configuration."""
+    """The backend a policy names cannot work with this configuration.
+
+    A backend's ``check_instance`` raises it; ``who`` says who can change
+    the configuration (``keystone.who_must_act``).
+    """
 
     msg_fmt = 'The %(backend)s backend cannot be used yet: %(reason)s. %(who)s'
 

@@ -169,12 +169,6 @@ class TrustBroken(PermanentBackendError):
                'removed or lost the delegated roles: %(reason)s')
 
 
-class BackendNotConfigured(PermanentBackendError):
-    """The backend lacks configuration it cannot work without."""
-
-    msg_fmt = 'the %(backend)s backend is not configured: %(reason)s'
-
-
 class BackupNotFound(PermanentBackendError):
     msg_fmt = '%(backend)s backend: backup %(backup_id)s does not exist'
 
@@ -283,9 +277,9 @@ class BackupBackend(metaclass=abc.ABCMeta):
         failing the first backup.  Raises :class:`InstanceNotFound` when
         the instance does not exist (for the policy's project),
         :class:`BackendForbidden` when the project may not see it, and
-        :class:`BackendNotConfigured` when the backend cannot work at all;
-        any other error is no verdict on the instance.  The default checks
-        nothing.
+        ``exception.BackendNotConfigured`` (which the user reads as it is)
+        when the backend cannot work at all; any other error is no verdict
+        on the instance.  The default checks nothing.
         """
 
     @classmethod

@@ -23,8 +23,8 @@ from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.db import purge as db_purge
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import timezones
@@ -156,7 +156,7 @@ class ExecutionCommands:
                           '%s)' % (verb, row.id, row.policy_id, row.status,
                                    _when(row.scheduled_at)))
 
-        result = housekeeping.purge_executions(
+        result = db_purge.purge_executions(
             dbaas_context.get_admin_context(), before,
             batch_size=args.batch_size, dry_run=args.dry_run,
             on_batch=on_batch)
@@ -174,7 +174,7 @@ class ExecutionCommands:
         return 0
 
 
-# The reasons housekeeping.purge_executions keeps an old execution.
+# The reasons db_purge.purge_executions keeps an old execution.
 _KEPT_REASONS = {
     'newest': 'newest execution of its policy',
     'last_execution': "its policy's last_execution_id",

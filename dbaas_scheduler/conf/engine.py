@@ -144,29 +144,30 @@ engine_opts = [
              'for the next: executions whose worker lease expired go '
              'first, then those that have waited longest.'),
     cfg.IntOpt(
-        'execution_retention_days',
+        'execution_purge_after_days',
         default=0,
         min=0,
+        deprecated_name='execution_retention_days',
         help='Delete finished executions that finished more than this many '
              'days ago, a small batch at a time, from every engine. '
              'Default: 0, never (dbaas-scheduler-manage execution purge '
              'does it by hand). The newest execution of each policy, its '
              'last_execution_id, and every execution whose backup is still '
-             'kept stay, whatever their age (see "Housekeeping" in the '
-             'admin guide).'),
+             'kept stay, whatever their age (see "Purging the execution '
+             'history" in the admin guide).'),
     cfg.IntOpt(
         'execution_purge_batch_size',
         default=500,
         min=1,
-        help='Executions the automatic expiry (execution_retention_days) '
+        help='Executions the automatic purge (execution_purge_after_days) '
              'looks at in one batch; what may go of a batch is deleted in '
              'one short transaction. Default: 500.'),
     cfg.FloatOpt(
         'execution_purge_interval',
         default=3600.0,
         min=1.0,
-        help='Seconds between two passes of the automatic expiry over the '
-             'execution table (execution_retention_days). Default: 3600. '
+        help='Seconds between two passes of the automatic purge over the '
+             'execution table (execution_purge_after_days). Default: 3600. '
              'Within a pass, batches follow each other a second apart.'),
 ]
 

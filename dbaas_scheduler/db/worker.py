@@ -302,8 +302,8 @@ def finish_execution(context, execution_id, claim_id, status, now,
 
     A ``reason`` replaces the status reason; without one, what the engine
     noted (e.g. coalesced missed runs) stays.  ``reconcile``, a
-    ``db_reconciliation.Schedule``, queues the execution's instance for
-    reconciliation in the same transaction.
+    ``db_reconciliation.InstanceToReconcile``, queues the execution's
+    instance for reconciliation in the same transaction.
     """
     values = dict(status=status, finished_at=now, fault=fault,
                   lease_expires_at=None)

@@ -23,7 +23,7 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from dbaas_scheduler.db import housekeeping
+from dbaas_scheduler.db import purge as db_purge
 from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import dispatch
 from dbaas_scheduler.engine import manager
@@ -40,8 +40,8 @@ LOG = logging.getLogger(__name__)
 
 BINARY = 'dbaas-scheduler-engine'
 
-# Seconds between two batches of one pass of the automatic expiry.
-EXPIRY_BATCH_PAUSE = 1.0
+# Seconds between two batches of one pass of the automatic purge.
+PURGE_BATCH_PAUSE = 1.0
 
 
 class EngineService(service.LoopingService):
@@ -55,8 +55,8 @@ class EngineService(service.LoopingService):
         self.worker_api = None
         # Paces the sweeps' casts from one pass to the next.
         self.recast_limiter = sweeps.limiter_from_conf(conf)
-        # Where the automatic expiry's pass goes on from.
-        self.expiry_marker = None
+        # Where the automatic purge's pass goes on from.
+        self.purge_marker = None
 
     @property
     def topic(self):
@@ -83,7 +83,7 @@ class EngineService(service.LoopingService):
                  for number in range(threads)]
         return ticks + [('sweep', self._sweep),
                         ('trusts', self._delete_trusts),
-                        ('expiry', self.expire_once)]
+                        ('purge', self.purge_once)]
 
     # One iteration of each loop; tests call these directly.
 
@@ -135,26 +135,26 @@ class EngineService(service.LoopingService):
         trusts.delete_pending(self.conf, context)
         return trusts.INTERVAL
 
-    def expire_once(self, context):
-        """One batch of the automatic expiry; return the seconds to sleep.
+    def purge_once(self, context):
+        """One batch of the automatic purge; return the seconds to sleep.
 
         Off (and re-read every pass, so SIGHUP can turn it on) while
-        ``[engine] execution_retention_days`` is 0.
+        ``[engine] execution_purge_after_days`` is 0.
         """
-        days = self.conf.engine.execution_retention_days
+        days = self.conf.engine.execution_purge_after_days
         interval = self.conf.engine.execution_purge_interval
         if not days:
-            self.expiry_marker = None
+            self.purge_marker = None
             return interval
         before = timeutils.utcnow(True) - datetime.timedelta(days=days)
-        result = housekeeping.purge_executions(
+        result = db_purge.purge_executions(
             context, before,
             batch_size=self.conf.engine.execution_purge_batch_size,
-            marker=self.expiry_marker, max_batches=1)
+            marker=self.purge_marker, max_batches=1)
         if result.deleted:
-            LOG.info('Expiry: %d executions finished before %s deleted '
+            LOG.info('Purge: %d executions finished before %s deleted '
                      '(%d old ones kept)', result.deleted,
                      before.isoformat(timespec='seconds'),
                      result.scanned - result.deleted)
-        self.expiry_marker = result.marker
-        return interval if result.complete else EXPIRY_BATCH_PAUSE
+        self.purge_marker = result.marker
+        return interval if result.complete else PURGE_BATCH_PAUSE

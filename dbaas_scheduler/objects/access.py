@@ -68,10 +68,6 @@ def check_instance(conf, policy):
         raise exception.InvalidInstance(
             backend=policy.backend, instance_id=policy.instance_id,
             reason=exc.kwargs.get('reason', str(exc)))
-    except backends_base.BackendNotConfigured as exc:
-        raise exception.BackendNotConfigured(
-            backend=policy.backend, reason=exc.kwargs.get('reason', str(exc)),
-            who=keystone.who_must_act(conf))
     except backends_base.BackendError as exc:
         LOG.warning('Could not check instance %(instance)s of policy '
                     '%(policy)s with the %(backend)s backend; keeping the '

@@ -38,8 +38,8 @@ from tools.benchmarks import database
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.db import purge as db_purge
 
 EXECUTION_COLUMNS = ('id', 'policy_id', 'project_id', 'instance_id',
                      'scheduled_at', 'trigger', 'status', 'attempts',
@@ -142,7 +142,7 @@ def main(argv=None):
         before = (timeutils.utcnow(True)
                   - datetime.timedelta(days=args.older_than))
         started = time.monotonic()
-        result = housekeeping.purge_executions(
+        result = db_purge.purge_executions(
             context, before, batch_size=args.batch_size)
         elapsed = time.monotonic() - started
         left = db.scalar('SELECT count(*) FROM backup_execution')

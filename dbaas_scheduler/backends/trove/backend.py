@@ -21,6 +21,8 @@ from dbaas_scheduler.backends.trove import client
 from dbaas_scheduler.backends.trove import errors
 from dbaas_scheduler.backends.trove import views
 from dbaas_scheduler.conf import service_credentials
+from dbaas_scheduler import exception
+from dbaas_scheduler import keystone
 
 LOG = logging.getLogger(__name__)
 
@@ -74,8 +76,8 @@ class TroveBackend(base.BackupBackend):
         # worker will ask: its status may well change before the first run.
         if ks_loading.load_auth_from_conf_options(
                 self.conf, service_credentials.GROUP) is None:
-            raise base.BackendNotConfigured(
-                backend=self.name,
+            raise exception.BackendNotConfigured(
+                backend=self.name, who=keystone.who_must_act(self.conf),
                 reason='it reaches Trove as the service user of '
                        '[service_credentials], which has no auth_type. Set '
                        'auth_type = password, auth_url, username, password, '

@@ -105,9 +105,11 @@ class _CertificationTests(db_fixtures.DatabaseMixin):
 
     def test_a_reconciliation_claim_is_taken_again(self):
         now = timeutils.utcnow(True)
-        db_reconciliation.schedule(self.context, db_reconciliation.Schedule(
-            'instance', self.policy.id, now - datetime.timedelta(seconds=1),
-            now + datetime.timedelta(hours=1)))
+        db_reconciliation.schedule(
+            self.context, db_reconciliation.InstanceToReconcile(
+                'instance', self.policy.id,
+                now - datetime.timedelta(seconds=1),
+                now + datetime.timedelta(hours=1)))
         self.fail_commits()
         claimed = db_reconciliation.claim_due(self.context, now, 10, 300)
         self.assertEqual(['instance'], [item.instance_id

@@ -97,9 +97,10 @@ class _FencingTests(test_worker.WorkerMixin):
 
     def reconcile_now(self, instance_id, policy_id):
         now = timeutils.utcnow(True)
-        db_reconciliation.schedule(self.context, db_reconciliation.Schedule(
-            instance_id, policy_id, now - datetime.timedelta(seconds=1),
-            now + datetime.timedelta(hours=1)))
+        db_reconciliation.schedule(
+            self.context, db_reconciliation.InstanceToReconcile(
+                instance_id, policy_id, now - datetime.timedelta(seconds=1),
+                now + datetime.timedelta(hours=1)))
         return self.reconciler.run_pass(self.context)
 
     # Fencing ---------------------------------------------------------
@@ -464,8 +465,9 @@ class _FencingTests(test_worker.WorkerMixin):
                                 .replace(tzinfo=None))
         # A second execution of the instance keeps the earlier pass.
         later = timeutils.utcnow(True) + datetime.timedelta(hours=1)
-        db_reconciliation.schedule(self.context, db_reconciliation.Schedule(
-            policy.instance_id, policy.id, later, later))
+        db_reconciliation.schedule(
+            self.context, db_reconciliation.InstanceToReconcile(
+                policy.instance_id, policy.id, later, later))
         with self.engine.connect() as connection:
             again = connection.execute(sa.select(
                 models.BackupReconciliation.__table__)).one()

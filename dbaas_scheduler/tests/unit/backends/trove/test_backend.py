@@ -18,6 +18,7 @@ from oslo_context import context
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends.trove import backend as trove
+from dbaas_scheduler import exception
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.unit.backends.trove import fakes
 
@@ -65,6 +66,17 @@ class TestBackendPlumbing(base.TestCase):
                                 self.backend.get_backup, fakes.make_policy(),
                                 'b')
         self.assertIn('endpoint_override', str(exc))
+
+    def test_no_service_credentials_is_the_users_error(self):
+        # An Invalid the API answers 400 with, not a backend error the
+        # policy check would log and pass over.
+        exc = self.assertRaises(exception.BackendNotConfigured,
+                                self.backend.check_instance,
+                                fakes.make_policy())
+        self.assertNotIsInstance(exc, backends.BackendError)
+        self.assertIn('has no auth_type', str(exc))
+        self.assertIn('tell its operators', str(exc))
+        self.adapter.request.assert_not_called()
 
     def test_keystoneauth_errors(self):
         cases = [

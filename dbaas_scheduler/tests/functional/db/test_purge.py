@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from dbaas_scheduler import context
 from dbaas_scheduler.db import api as db_api
-from dbaas_scheduler.db import housekeeping
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import purge as db_purge
 from dbaas_scheduler.engine import service as engine_service
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
@@ -113,13 +113,13 @@ class _Purge(db_fixtures.DatabaseMixin):
         ids, going = self._history()
         for batch_size in (1, 2, 1000):
             # A dry run deletes nothing, whatever the batch size.
-            result = housekeeping.purge_executions(
+            result = db_purge.purge_executions(
                 self.context, _days_ago(5), batch_size=batch_size,
                 dry_run=True)
             self.assertEqual(len(going), result.deleted)
             self.assertEqual(set(ids.values()), self.remaining())
         seen = []
-        result = housekeeping.purge_executions(
+        result = db_purge.purge_executions(
             self.context, _days_ago(5), batch_size=2,
             on_batch=lambda rows: seen.extend(row.id for row in rows))
         self.assertEqual(sorted(going), sorted(seen))
@@ -139,9 +139,9 @@ class _Purge(db_fixtures.DatabaseMixin):
         # Once c1 is no longer referenced, c1 and then c2 can go.
         db_api.update_policy(self.context, self.get_policy_of(ids['c1']),
                              {'last_execution_id': ids['c3']})
-        housekeeping.purge_executions(self.context, _days_ago(5))
+        db_purge.purge_executions(self.context, _days_ago(5))
         self.assertNotIn(ids['c1'], self.remaining())
-        housekeeping.purge_executions(self.context, _days_ago(5))
+        db_purge.purge_executions(self.context, _days_ago(5))
         self.assertNotIn(ids['c2'], self.remaining())
         self.assertIn(ids['c3'], self.remaining())
 
@@ -152,13 +152,13 @@ class _Purge(db_fixtures.DatabaseMixin):
         policy = self.policy()
         made = [self.execution(policy.id, policy.instance_id, 10 + n)
                 for n in range(9)]
-        result = housekeeping.purge_executions(
+        result = db_purge.purge_executions(
             self.context, _days_ago(5), batch_size=4, max_batches=1)
         self.assertFalse(result.complete)
         self.assertEqual(1, result.batches)
         total = result.deleted
         while not result.complete:
-            result = housekeeping.purge_executions(
+            result = db_purge.purge_executions(
                 self.context, _days_ago(5), batch_size=4, max_batches=1,
                 marker=result.marker)
             total += result.deleted
@@ -166,22 +166,22 @@ class _Purge(db_fixtures.DatabaseMixin):
         self.assertEqual(8, total)
         self.assertEqual({made[0]}, self.remaining())
 
-    def test_engine_expiry(self):
+    def test_engine_purge(self):
         policy = self.policy()
         made = [self.execution(policy.id, policy.instance_id, 10 + n)
                 for n in range(5)]
         recent = self.execution(policy.id, policy.instance_id, 2)
         service = engine_service.EngineService(self.conf)
         # Off by default.
-        self.assertEqual(3600, service.expire_once(self.context))
+        self.assertEqual(3600, service.purge_once(self.context))
         self.assertEqual(set(made) | {recent}, self.remaining())
-        self.flags(group='engine', execution_retention_days=7,
+        self.flags(group='engine', execution_purge_after_days=7,
                    execution_purge_batch_size=2,
                    execution_purge_interval=600)
         sleeps = []
         while not sleeps or sleeps[-1] != 600:
-            sleeps.append(service.expire_once(self.context))
-        self.assertEqual([engine_service.EXPIRY_BATCH_PAUSE] * 2 + [600],
+            sleeps.append(service.purge_once(self.context))
+        self.assertEqual([engine_service.PURGE_BATCH_PAUSE] * 2 + [600],
                          sleeps)
         self.assertEqual({recent}, self.remaining())
 

@@ -12,7 +12,7 @@
 """Purging the execution history, a small batch at a time.
 
 ``dbaas-scheduler-manage execution purge`` and the engine's automatic
-expiry (``[engine] execution_retention_days``) call
+purge (``[engine] execution_purge_after_days``) call
 :func:`purge_executions`.  It walks the finished executions older than a
 time a batch at a time: a batch is read (no lock: a plain read at READ
 COMMITTED, or MVCC on PostgreSQL), sorted into what must stay and what
