@@ -64,3 +64,19 @@ def authorize_list(context, rule, all_projects_rule, all_projects):
         authorize(context, all_projects_rule, target)
         return None
     return context.project_id
+
+
+def authorize_owned(context, rule, resource, not_found):
+    """Authorize ``rule`` on a resource of a project, or hide it.
+
+    ``resource`` has a ``project_id``.  When the rule refuses a resource
+    of another project, ``not_found`` (the NotFound the resource's
+    absence raises) is raised instead of Forbidden: the API does not say
+    what other projects have.  In the caller's own project, Forbidden.
+    """
+    try:
+        authorize(context, rule, {'project_id': resource.project_id})
+    except exception.Forbidden:
+        if resource.project_id != context.project_id:
+            raise not_found
+        raise

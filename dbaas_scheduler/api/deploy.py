@@ -34,9 +34,14 @@ from dbaas_scheduler.api import openapi
 from dbaas_scheduler import metrics
 
 
-def deploy(conf):
-    """The WSGI application of the REST API."""
-    handlers = handler.APIHandler()
+def deploy(conf, worker_api=None):
+    """The WSGI application of the REST API.
+
+    ``worker_api`` is the RPC client the application casts manual runs
+    with; :func:`dbaas_scheduler.api.service.make_application` builds it.
+    An application without one answers every other request.
+    """
+    handlers = handler.APIHandler(worker_api)
     # Inside authentication too: its middleware (webob's wsgify) would
     # answer an HTTP exception from below with a page of its own.
     application = fault.FaultWrapper(auth.ContextMiddleware(handlers, conf))

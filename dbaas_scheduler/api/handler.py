@@ -104,12 +104,19 @@ def _is_text(path):
 
 
 class APIHandler:
-    """Dispatch a request to the handler its path and method name."""
+    """Dispatch a request to the handler its path and method name.
 
-    def __init__(self):
+    ``worker_api`` is the RPC client manual runs are cast with
+    (:class:`dbaas_scheduler.rpcapi.WorkerAPI`), one per application; the
+    handlers find it with ``util.worker_api_of``.
+    """
+
+    def __init__(self, worker_api=None):
         self._map = make_map(ROUTE_DECLARATIONS)
+        self.worker_api = worker_api
 
     def __call__(self, environ, start_response):
+        environ[util.WORKER_API_KEY] = self.worker_api
         path = environ.get('PATH_INFO', '')
         # No resource has a path that is not text: refuse it here rather
         # than look it up (PostgreSQL refuses a NUL even in a query).

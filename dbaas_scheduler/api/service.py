@@ -36,11 +36,15 @@ LISTEN_BACKLOG = 128
 
 
 def make_application(conf):
-    """Everything the application needs in this process, then the app."""
+    """Everything the application needs in this process, then the app.
+
+    The transport first: the RPC client of manual runs, one per
+    application and shared by its server threads, is built on it.
+    """
     rpcapi.check_upgrade_levels(conf)
     rpc.init(conf)
     policy.get_enforcer(conf)
-    return deploy.deploy(conf)
+    return deploy.deploy(conf, worker_api=rpcapi.WorkerAPI(conf))
 
 
 class APIService(service.Service):

@@ -34,6 +34,7 @@ from dbaas_scheduler import timezones
 UTC = datetime.timezone.utc
 CONTEXT_KEY = 'dbaas_scheduler.context'
 CONF_KEY = 'dbaas_scheduler.conf'
+WORKER_API_KEY = 'dbaas_scheduler.worker_api'
 
 # The largest request body read, in bytes: several times the largest
 # valid one (a policy with every field full), small enough not to tie up
@@ -84,6 +85,17 @@ def context_of(req):
 
 def conf_of(req):
     return req.environ[CONF_KEY]
+
+
+def worker_api_of(req):
+    """The RPC client of the application, that casts manual runs."""
+    worker_api = req.environ.get(WORKER_API_KEY)
+    if worker_api is None:
+        raise RuntimeError('this application has no RPC client to cast '
+                           'manual runs with: build it with '
+                           'api.service.make_application, or give '
+                           'api.deploy.deploy a worker_api')
+    return worker_api
 
 
 def path_arg(req, name):

@@ -215,6 +215,18 @@ def get_policy(context, policy_id):
     return db_api.get_policy(context, policy_id)
 
 
+def list_policies(context, project_id=None, name=None, instance_id=None,
+                  enabled=None, limit=None, marker=None):
+    """Policies, oldest first, filtered by what is not None.
+
+    ``project_id`` None lists every project's; ``marker`` is the ID of
+    the last policy of the previous page.
+    """
+    return db_api.list_policies(
+        context, project_id=project_id, name=name, instance_id=instance_id,
+        enabled=enabled, limit=limit, marker=marker)
+
+
 def delete_policies_for_instance(context, conf, instance_id):
     """Disable, then delete, every policy of an instance; return their ids.
 

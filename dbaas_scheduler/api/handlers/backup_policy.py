@@ -11,34 +11,18 @@
 # under the License.
 """Handlers of /v1/backup-policies: list, create, show, change, act."""
 
-import threading
-
 import webob.dec
 
 from dbaas_scheduler.api.handlers import execution
 from dbaas_scheduler.api.schemas import backup_policy as schema
 from dbaas_scheduler.api import util
-from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler.policies import backup_policy as rules
 from dbaas_scheduler import policy
-from dbaas_scheduler import rpcapi
 
 _TIMES = ('start_at', 'end_at', 'next_execution_time', 'created_at',
           'updated_at')
-
-_worker_api = None
-_lock = threading.Lock()
-
-
-def worker_api(conf):
-    """The RPC client manual runs are cast with (one per process)."""
-    global _worker_api
-    with _lock:
-        if _worker_api is None:
-            _worker_api = rpcapi.WorkerAPI(conf)
-        return _worker_api
 
 
 def serialize(req, backup_policy):
@@ -63,25 +47,28 @@ def load(req, rule):
     """
     context = util.context_of(req)
     policy_id = util.path_arg(req, 'policy_id')
-    try:
-        found = backup_policy_obj.get_policy(context, policy_id)
-        policy.authorize(context, rule, {'project_id': found.project_id})
-    except exception.Forbidden:
-        if found.project_id != context.project_id:
-            raise exception.PolicyNotFound(policy_id=policy_id)
-        raise
+    found = backup_policy_obj.get_policy(context, policy_id)
+    policy.authorize_owned(context, rule, found,
+                           exception.PolicyNotFound(policy_id=policy_id))
     return found
 
 
 @webob.dec.wsgify
 def list_policies(req):
+    """GET /v1/backup-policies: a page of policies, oldest first.
+
+    Those of the caller's project, or of every project with
+    ``all_projects`` (an administrator's), filtered by the query.
+    200; 400 for an unknown or invalid query parameter or marker; 401;
+    403 when a rule refuses the list or ``all_projects``.
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     params = util.query_params(req, schema.LIST_QUERY)
     project_id = policy.authorize_list(context, rules.LIST,
                                        rules.LIST_ALL_PROJECTS,
                                        params.get('all_projects'))
     limit = util.page_limit(conf, params)
-    found = db_api.list_policies(
+    found = backup_policy_obj.list_policies(
         context, project_id=project_id, name=params.get('name'),
         instance_id=params.get('instance_id'),
         enabled=params.get('enabled'), limit=limit,
@@ -93,6 +80,13 @@ def list_policies(req):
 
 @webob.dec.wsgify
 def create_policy(req):
+    """POST /v1/backup-policies: create a policy in the caller's project.
+
+    201 with the policy and its URL in ``Location``; 400 for an invalid
+    body, schedule or instance, or a backend that is not configured; 401;
+    403 when a rule refuses it; 413 for a body over 1 MiB; 503 when
+    Keystone cannot make the policy's trust.
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     body = util.extract_json(req, schema.CREATE)['backup_policy']
     policy.authorize(context, rules.CREATE,
@@ -105,12 +99,24 @@ def create_policy(req):
 
 @webob.dec.wsgify
 def show_policy(req):
+    """GET /v1/backup-policies/{policy_id}: one policy.
+
+    200; 401; 403 when a rule refuses it in the caller's project; 404
+    when there is no such policy, or it is another project's and the
+    rule refuses it.
+    """
     return util.json_response(
         {'backup_policy': serialize(req, load(req, rules.SHOW))})
 
 
 @webob.dec.wsgify
 def update_policy(req):
+    """PATCH /v1/backup-policies/{policy_id}: change what a user may.
+
+    200 with the policy as changed; 400 for an invalid body, schedule or
+    instance; 401; 403 and 404 as for showing it; 409 when another
+    request changed or deleted it meanwhile; 413 for a body over 1 MiB.
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     body = util.extract_json(req, schema.UPDATE)['backup_policy']
     found = load(req, rules.UPDATE)
@@ -121,6 +127,11 @@ def update_policy(req):
 
 @webob.dec.wsgify
 def delete_policy(req):
+    """DELETE /v1/backup-policies/{policy_id}: delete it and its trust.
+
+    Its executions stay, as history.  204; 401; 403 and 404 as for
+    showing it; 409 when another request changed it meanwhile.
+    """
     found = load(req, rules.DELETE)
     backup_policy_obj.delete_policy(util.context_of(req), util.conf_of(req),
                                     found)
@@ -129,6 +140,13 @@ def delete_policy(req):
 
 @webob.dec.wsgify
 def pause_policy(req):
+    """POST /v1/backup-policies/{policy_id}/pause: stop scheduling it.
+
+    Running backups go on; pausing a paused policy changes nothing.
+    200 with the policy; 400 for an invalid body; 401; 403 and 404 as for
+    showing it; 409 when another request changed it meanwhile; 413 for a
+    body over 1 MiB.
+    """
     body = util.extract_json(req, schema.PAUSE) or {}
     found = load(req, rules.PAUSE)
     paused = backup_policy_obj.pause_policy(util.context_of(req),
@@ -139,6 +157,13 @@ def pause_policy(req):
 
 @webob.dec.wsgify
 def resume_policy(req):
+    """POST /v1/backup-policies/{policy_id}/resume: schedule it again.
+
+    From now on, without the runs missed while paused.  200 with the
+    policy; 400 for a body, or when the schedule has no run left; 401;
+    403 and 404 as for showing it; 409 when another request changed it
+    meanwhile; 413 for a body over 1 MiB.
+    """
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RESUME)
     resumed = backup_policy_obj.resume_policy(util.context_of(req),
@@ -148,17 +173,30 @@ def resume_policy(req):
 
 @webob.dec.wsgify
 def run_policy(req):
+    """POST /v1/backup-policies/{policy_id}/run: take a backup now.
+
+    A manual execution, cast to the workers with the application's RPC
+    client.  202 with the execution; 400 for a body; 401; 403 and 404 as
+    for showing it; 409 when an execution of the policy is recorded for
+    the same instant meanwhile; 413 for a body over 1 MiB.
+    """
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RUN)
-    conf = util.conf_of(req)
-    started = backup_policy_obj.run_policy(util.context_of(req), conf,
-                                           found, worker_api(conf))
+    started = backup_policy_obj.run_policy(
+        util.context_of(req), util.conf_of(req), found,
+        util.worker_api_of(req))
     return util.json_response(
         {'execution': execution.serialize(req, started)}, status=202)
 
 
 @webob.dec.wsgify
 def next_runs(req):
+    """GET /v1/backup-policies/{policy_id}/next-runs: its next run times.
+
+    A preview, in UTC, ``count`` of them (10 unless asked).  200; 400 for
+    an unknown or invalid query parameter; 401; 403 and 404 as for
+    showing it.
+    """
     params = util.query_params(req, schema.NEXT_RUNS_QUERY)
     found = load(req, rules.NEXT_RUNS)
     times = backup_policy_obj.next_runs(util.conf_of(req), found,

@@ -15,16 +15,11 @@ import webob.dec
 
 from dbaas_scheduler.api.schemas import execution as schema
 from dbaas_scheduler.api import util
-from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
+from dbaas_scheduler.objects import execution as execution_obj
 from dbaas_scheduler.policies import execution as rules
 from dbaas_scheduler import policy
 
-FIELDS = (
-    'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
-    'trigger', 'status', 'status_reason', 'attempts', 'backup_id',
-    'deleted_backups', 'created_at', 'dispatched_at', 'started_at',
-    'finished_at', 'fault')
 _TIMES = ('scheduled_at', 'created_at', 'dispatched_at', 'started_at',
           'finished_at')
 
@@ -39,7 +34,7 @@ def _deleted_backup(backup):
 
 
 def serialize(req, execution):
-    body = {field: getattr(execution, field) for field in FIELDS}
+    body = execution_obj.as_dict(execution)
     for field in _TIMES:
         body[field] = util.isotime(body[field])
     body['deleted_backups'] = [_deleted_backup(backup)
@@ -51,13 +46,20 @@ def serialize(req, execution):
 
 @webob.dec.wsgify
 def list_executions(req):
+    """GET /v1/executions: a page of executions, newest slot first.
+
+    Those of the caller's project, or of every project with
+    ``all_projects`` (an administrator's), filtered by the query.
+    200; 400 for an unknown or invalid query parameter or marker; 401;
+    403 when a rule refuses the list or ``all_projects``.
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     params = util.query_params(req, schema.LIST_QUERY)
     project_id = policy.authorize_list(context, rules.LIST,
                                        rules.LIST_ALL_PROJECTS,
                                        params.get('all_projects'))
     limit = util.page_limit(conf, params)
-    found = db_api.list_executions(
+    found = execution_obj.list_executions(
         context, project_id=project_id, policy_id=params.get('policy_id'),
         instance_id=params.get('instance_id'), status=params.get('status'),
         since=params.get('since'), limit=limit, marker=params.get('marker'))
@@ -68,14 +70,16 @@ def list_executions(req):
 
 @webob.dec.wsgify
 def show_execution(req):
+    """GET /v1/executions/{execution_id}: one execution.
+
+    200; 401; 403 when a rule refuses it in the caller's project; 404
+    when there is no such execution, or it is another project's and the
+    rule refuses it.
+    """
     context = util.context_of(req)
     execution_id = util.path_arg(req, 'execution_id')
-    found = db_api.get_execution(context, execution_id)
-    try:
-        policy.authorize(context, rules.SHOW,
-                         {'project_id': found.project_id})
-    except exception.Forbidden:
-        if found.project_id != context.project_id:
-            raise exception.ExecutionNotFound(execution_id=execution_id)
-        raise
+    found = execution_obj.get_execution(context, execution_id)
+    policy.authorize_owned(
+        context, rules.SHOW, found,
+        exception.ExecutionNotFound(execution_id=execution_id))
     return util.json_response({'execution': serialize(req, found)})

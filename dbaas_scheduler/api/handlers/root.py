@@ -35,17 +35,26 @@ def _v1(req):
 
 @webob.dec.wsgify
 def versions(req):
-    """GET /: the versions this API offers (no authentication needed)."""
+    """GET /: the versions this API offers.
+
+    200, always: no authentication is needed.
+    """
     return util.json_response({'versions': [_v1(req)]})
 
 
 @webob.dec.wsgify
 def version_v1(req):
-    """GET /v1: this version."""
+    """GET /v1: this version.
+
+    200; 401 without a valid token.
+    """
     return util.json_response({'version': _v1(req)})
 
 
 @webob.dec.wsgify
 def openapi_document(req):
-    """GET /v1/openapi.json: the OpenAPI document (no authentication)."""
+    """GET /v1/openapi.json: the OpenAPI document of this API.
+
+    200, always: no authentication is needed.
+    """
     return util.json_response(openapi.document(req.application_url))

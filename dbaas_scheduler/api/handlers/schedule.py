@@ -29,6 +29,13 @@ DEFAULT_COUNT = 10
 
 @webob.dec.wsgify
 def preview_schedule(req):
+    """GET /v1/schedule-preview: the next run times of a schedule.
+
+    Validated as creating a policy validates it; ``example`` is true when
+    ``H`` fields make the times depend on the policy's future ID.  200;
+    400 for a missing or invalid schedule or query parameter; 401; 403
+    when a rule refuses it.
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     params = util.query_params(req, schema.PREVIEW_QUERY)
     policy.authorize(context, rules.PREVIEW,

@@ -15,26 +15,36 @@ from oslo_utils import timeutils
 import webob.dec
 
 from dbaas_scheduler.api import util
-from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler.objects import service as service_obj
 from dbaas_scheduler.policies import service as rules
 from dbaas_scheduler import policy
 from dbaas_scheduler import servicegroup
 
 
+def serialize(conf, service, now):
+    body = service_obj.as_dict(service)
+    for field in ('started_at', 'heartbeat_at'):
+        body[field] = util.isotime(body[field])
+    body['state'] = ('up' if servicegroup.is_up(service, now,
+                                                conf.service_down_time)
+                     else 'down')
+    return body
+
+
 @webob.dec.wsgify
 def list_services(req):
+    """GET /v1/services: every process of the cluster, up or down.
+
+    A service is up while its heartbeat is younger than
+    ``service_down_time``.  200; 400 for any query parameter (it takes
+    none); 401; 403 when a rule refuses it (administrators only, by
+    default).
+    """
     context, conf = util.context_of(req), util.conf_of(req)
     util.query_params(req, {})
     policy.authorize(context, rules.LIST,
                      {'project_id': context.project_id})
     now = timeutils.utcnow(True)
-    items = [{
-        'id': row.id, 'host': row.host, 'binary': row.binary,
-        'topic': row.topic, 'pid': row.pid,
-        'started_at': util.isotime(row.started_at),
-        'heartbeat_at': util.isotime(row.heartbeat_at),
-        'state': ('up' if servicegroup.is_up(row, now,
-                                             conf.service_down_time)
-                  else 'down'),
-    } for row in db_services.list_services(context)]
+    items = [serialize(conf, row, now)
+             for row in service_obj.list_services(context)]
     return util.json_response({'services': items})

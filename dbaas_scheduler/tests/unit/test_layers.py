@@ -75,6 +75,9 @@ ALLOWED = {
 }
 ALLOWED.update({name: set() for name in BASE})
 
+# Folders that reach the data through objects/ only, never db/ itself.
+THROUGH_OBJECTS = ('api/handlers',)
+
 
 def _layer(module):
     parts = module.split('.')
@@ -128,4 +131,14 @@ class TestLayers(base.BaseTestCase):
                 if target not in allowed:
                     wrong.append('%s:%d imports %s' % (relative, line,
                                                        module))
+        self.assertEqual([], wrong)
+
+    def test_handlers_reach_the_data_through_objects(self):
+        wrong = []
+        for folder in THROUGH_OBJECTS:
+            for path in sorted((PACKAGE / folder).rglob('*.py')):
+                for module, line in _imports(path):
+                    if _layer(module) == 'db':
+                        wrong.append('%s:%d imports %s' % (
+                            path.relative_to(PACKAGE), line, module))
         self.assertEqual([], wrong)

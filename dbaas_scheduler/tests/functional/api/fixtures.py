@@ -39,7 +39,6 @@ from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import provision
 from oslo_utils import uuidutils
 
-from dbaas_scheduler.api import deploy
 from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
@@ -99,9 +98,9 @@ class APIServer(fixture.GabbiFixture):
         migration.upgrade('head')
         policy.reset()
         policy.get_enforcer(conf)
-        self.server = cheroot_wsgi.Server(('127.0.0.1', PORT),
-                                          deploy.deploy(conf),
-                                          numthreads=self.THREADS)
+        self.server = cheroot_wsgi.Server(
+            ('127.0.0.1', PORT), api_service.make_application(conf),
+            numthreads=self.THREADS)
         self.server.request_queue_size = api_service.LISTEN_BACKLOG
         self.conf = conf
         self.server.prepare()

@@ -20,7 +20,7 @@ import json
 import fixtures
 import webob
 
-from dbaas_scheduler.api import deploy
+from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
@@ -150,7 +150,7 @@ class _NotificationTests(db_fixtures.DatabaseMixin):
         api_policy.reset()
         self.addCleanup(api_policy.reset)
         api_policy.get_enforcer(self.conf)
-        app = deploy.deploy(self.conf)
+        app = api_service.make_application(self.conf)
         headers = {'X-Project-Id': 'project-a', 'X-User-Id': 'user-a',
                    'X-Roles': 'member,reader',
                    'Content-Type': 'application/json'}

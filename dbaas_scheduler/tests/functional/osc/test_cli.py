@@ -32,9 +32,9 @@ import urllib.request
 import fixtures
 from testtools import content
 
-from dbaas_scheduler.api.handlers import execution as api_execution
 from dbaas_scheduler import enums
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.objects import execution as execution_obj
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.osc import client_venv
@@ -483,7 +483,8 @@ class TestClientDistribution(base.TestCase):
                          sorted(fields['policy']))
         self.assertEqual(sorted(backup_policy_obj.USER_FIELDS),
                          sorted(fields['options'] + ['backup_params']))
-        self.assertEqual(list(api_execution.FIELDS), fields['execution'])
+        self.assertEqual(list(execution_obj.VISIBLE_FIELDS),
+                         fields['execution'])
         self.assertEqual(list(enums.ExecutionStatus.ALL),
                          fields['statuses'])
 
