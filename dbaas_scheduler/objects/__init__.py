@@ -14,5 +14,5 @@
 One module per REST resource, as placement's ``objects/``: the REST API
 handlers, the engine's RPC endpoint and dbaas-scheduler-manage call these
 functions, which validate, keep the model's invariants and use ``db/``.
-Not to be confused with ``api/policies/``, the access rules (oslo.policy).
+Not to be confused with ``policies/``, the access rules (oslo.policy).
 """

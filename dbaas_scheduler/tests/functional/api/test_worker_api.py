@@ -17,10 +17,10 @@ import fixtures
 import webob
 
 from dbaas_scheduler.api import deploy
-from dbaas_scheduler.api import policy as api_policy
 from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.objects import execution as execution_obj
+from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 

@@ -15,9 +15,9 @@ import types
 
 from oslo_policy import policy as oslo_policy
 
-from dbaas_scheduler.api import policy
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import exception
+from dbaas_scheduler import policy
 from dbaas_scheduler.tests import base
 
 # A rule of this test's own, so that the test holds whatever the
