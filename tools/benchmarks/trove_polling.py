@@ -47,7 +47,7 @@ from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
-from dbaas_scheduler.tests.functional import trove_fixtures
+from dbaas_scheduler.tests.functional.fixtures import trove_fixtures
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 

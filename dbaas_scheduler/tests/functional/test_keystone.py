@@ -42,8 +42,8 @@ from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import keystone_fixture
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import keystone_fixture
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 

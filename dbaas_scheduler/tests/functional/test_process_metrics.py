@@ -36,8 +36,8 @@ from dbaas_scheduler.db import models
 from dbaas_scheduler import metrics
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 wait_until = process_fixtures.wait_until
 HOST = 'metrics-node'

@@ -28,8 +28,8 @@ from oslo_utils import timeutils
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import process_fixtures
-from dbaas_scheduler.tests.functional import trove_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import trove_fixtures
 
 
 class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
