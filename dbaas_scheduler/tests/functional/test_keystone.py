@@ -458,7 +458,7 @@ class TestTrusts(_KeystoneTestCase):
 
     def test_another_member_deleting_the_policy_deletes_the_trust(self):
         # Keystone lets only the trustor (or an admin) delete a trust;
-        # The trust is deleted with the policy (architecture.rst,
+        # The trust is deleted with the policy (interfaces.rst,
         # "Credentials").
         created = self.create_policy(self.keystone.alice)
         trust_id = self.stored_policy(created['id']).trust_id
