@@ -106,9 +106,10 @@ def documented_layers(text):
     """{module: what it may import} as the Layout table says it.
 
     The table is the first ``list-table`` after the "Layout" title; its
-    first column names modules and folders, its last one what they may
-    import besides the base row: ``names``, or "anything" (None), or
-    "base only" (nothing else).  A module named in two rows is an error.
+    first column names modules and folders, its last one what each of them
+    may import besides the base row and itself: ``names``, or "anything"
+    (None), or "base only" (nothing else).  A module named in two rows is
+    an error.
     """
     layout = text[text.index('\nLayout\n------\n'):]
     table = layout[layout.index('.. list-table::'):]
@@ -129,7 +130,7 @@ def documented_layers(text):
             if module in layers:
                 raise ValueError('%s is in two rows of the Layout table'
                                  % module)
-            layers[module] = allowed
+            layers[module] = None if allowed is None else allowed - {module}
     return layers
 
 
