@@ -23,7 +23,7 @@ dropped, not the group.
 What is cast here was committed DISPATCHED, stamped with the time it was
 handed over, before the cast: a cast that succeeds writes nothing more,
 so nothing can be lost between the message and the database ("Row locks"
-in doc/source/contributor/architecture.rst).  A failed cast is not
+in doc/source/contributor/exactly-once.rst).  A failed cast is not
 retried here: the first failure stops the rest of the batch, so that a
 broker outage costs one timeout per tick, not one per message, and the
 executions not sent go back to PENDING, where the sweep casts them again

@@ -13,7 +13,7 @@
 
 
 class ExecutionStatus:
-    """Lifecycle of a backup execution (architecture.rst, "Data model")."""
+    """Lifecycle of a backup execution (exactly-once.rst, "Data model")."""
 
     PENDING = 'PENDING'
     DISPATCHED = 'DISPATCHED'

@@ -70,7 +70,7 @@ def use_read_committed(engine):
     locking reads, UPDATEs and DELETEs, and turns a record lock into a gap
     lock when a page splits; inserts then wait on those gaps, and engines
     that insert executions at the same time deadlocked on them (see "Row
-    locks" in doc/source/contributor/architecture.rst).  At READ COMMITTED
+    locks" in doc/source/contributor/exactly-once.rst).  At READ COMMITTED
     InnoDB locks only the rows a statement changes or returns.  Set once
     per connection; an engine that already has connections is emptied so
     that all of them get it.

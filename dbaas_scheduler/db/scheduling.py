@@ -237,7 +237,7 @@ _ONCE_PER_SLOT = {
 
 # Statements that lock executions a worker may also hold retry a deadlock
 # (the transaction is taken again, never part of it), and never wait for a
-# row lock: see "Row locks" in doc/source/contributor/architecture.rst.
+# row lock: see "Row locks" in doc/source/contributor/exactly-once.rst.
 _retry_deadlock = db_api.retry_on_deadlock
 
 

@@ -12,7 +12,7 @@
 """The engine tick: claim due policies, advance them, record executions.
 
 One tick is one database transaction ("The engine tick: exactly once" in
-doc/source/contributor/architecture.rst):
+doc/source/contributor/exactly-once.rst):
 
 1. lock a batch of due, enabled policies (``SKIP LOCKED``);
 2. work out, for each, what its due slot becomes (:func:`plan_batch`, no
@@ -170,7 +170,7 @@ def plan_batch(rows, now, default_catchup_window):
       else nothing runs.  A run is recorded DISPATCHED, stamped ``now``:
       it is cast right after the commit, and writing its status after
       the cast would be one more statement per run that can fail once
-      the message is gone (doc/source/contributor/architecture.rst, "Row
+      the message is gone (doc/source/contributor/exactly-once.rst, "Row
       locks");
     * slots passed over without running are recorded as one SKIPPED
       execution at ``due`` with the reason ``missed`` -- never dropped

@@ -11,7 +11,7 @@
 # under the License.
 """An execution's life in a worker, up to the backup being started.
 
-Steps 1 to 3 and 7 of "The worker" in doc/source/contributor/architecture.rst:
+Steps 1 to 3 and 7 of doc/source/contributor/worker.rst:
 
 1. **Claim** with one conditional update for a message's executions
    (``db_worker.claim_executions``), under a new fencing token (the claim

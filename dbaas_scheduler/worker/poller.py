@@ -88,7 +88,7 @@ DUE_RETRY = 0.5
 
 
 class BackupPoller:
-    """Watching and retention (architecture.rst, "The poller") for a worker."""
+    """Watching and retention (worker.rst, "The poller") for a worker."""
 
     def __init__(self, conf, runner):
         self.conf = conf

@@ -47,7 +47,7 @@ from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
-from dbaas_scheduler.tests.functional import trove_fixtures
+from dbaas_scheduler.testing import trove_api
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 
@@ -57,7 +57,7 @@ def _retrying(call, *args):
     while True:
         try:
             return call(*args)
-        except trove_fixtures.TroveError as exc:
+        except trove_api.TroveError as exc:
             if exc.status != 413:
                 raise
             time.sleep(float(exc.headers.get('Retry-After') or 1))
@@ -72,12 +72,12 @@ def create_instances(trove, count):
     started = time.monotonic()
     ids = [_retrying(trove.start_instance, 'bench%d' % n)
            for n in range(count)]
-    engine = sa.create_engine(os.environ[trove_fixtures.DB_ENV])
+    engine = sa.create_engine(os.environ[trove_api.DB_ENV])
     ready = sa.text(
         'SELECT COUNT(*) FROM instances i JOIN service_statuses s '
         'ON s.instance_id = i.id WHERE i.deleted = 0 AND i.task_id = 1 '
         'AND s.status_id = :healthy AND i.tenant_id = :project')
-    values = {'healthy': trove_fixtures.SERVICE_STATUS['HEALTHY'],
+    values = {'healthy': trove_api.SERVICE_STATUS['HEALTHY'],
               'project': trove.project_id}
     with engine.connect() as connection:
         while connection.execute(ready, values).scalar() < count:
@@ -95,8 +95,8 @@ def main():
     parser.add_argument('--timeout', type=int, default=3600)
     args = parser.parse_args()
 
-    base_url = os.environ[trove_fixtures.URL_ENV]
-    trove = trove_fixtures.RealTrove(base_url)
+    base_url = os.environ[trove_api.URL_ENV]
+    trove = trove_api.RealTrove(base_url)
     trove.project_id = uuid.uuid4().hex
 
     bench_db = database.Database('mysql', name='bench_trove_polling')
@@ -112,7 +112,7 @@ def run(args, trove, bench_db):
     conf = cfg.ConfigOpts()
     dbaas_conf.register_opts(conf)
     conf([], project='dbaas-scheduler', default_config_files=[])
-    trove_fixtures.register_admin_token(conf)
+    trove_api.register_admin_token(conf)
     conf.set_override('auth_type', 'admin_token', 'service_credentials')
     conf.set_override('token', trove.project_id, 'service_credentials')
     conf.set_override('endpoint_override', trove.endpoint_override, 'trove')

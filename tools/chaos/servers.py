@@ -62,6 +62,8 @@ class _Server:
     """A server process in a session of its own, stopped and started."""
 
     name = None
+    # What asks the server for a clean shutdown.
+    stop_signal = signal.SIGTERM
 
     def __init__(self, workdir):
         self.directory = os.path.join(workdir, self.name)
@@ -97,10 +99,10 @@ class _Server:
             pass
 
     def stop(self, timeout=60):
-        """A clean shutdown (SIGTERM to the session), SIGKILL if it hangs."""
+        """A clean shutdown (``stop_signal``), SIGKILL if it hangs."""
         if self.popen is None or self.popen.poll() is not None:
             return
-        self._signal(signal.SIGTERM)
+        self._signal(self.stop_signal)
         try:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -182,80 +184,81 @@ class RabbitMQNode(_Server):
             super().stop(timeout)
 
 
-class MariaDB(_Server):
+class _DatabaseServer(_Server):
+    """A database server on a data directory of its own, run as ``user``."""
+
+    user = None
+
+    def __init__(self, workdir):
+        super().__init__(workdir)
+        self.port = ports.free_port()
+        self.data = os.path.join(self.directory, 'data')
+        os.makedirs(self.directory, exist_ok=True)
+        self._own(self.directory, self.user)
+        subprocess.run(self._as_user(self.user) + self.init_command(),
+                       check=True, capture_output=True)
+
+    def init_command(self):
+        """The command that creates the data directory."""
+        raise NotImplementedError
+
+    def server_command(self):
+        """The command that runs the server in the foreground."""
+        raise NotImplementedError
+
+    def start(self):
+        self._spawn(self._as_user(self.user) + self.server_command())
+        _wait(lambda: _answers(self.admin_url), 120, type(self).__name__)
+
+
+class MariaDB(_DatabaseServer):
     """A mariadbd on a data directory of its own (root, no password)."""
 
     name = 'mariadb'
     user = 'mysql'
 
-    def __init__(self, workdir):
-        super().__init__(workdir)
-        self.port = ports.free_port()
-        self.data = os.path.join(self.directory, 'data')
-        os.makedirs(self.directory, exist_ok=True)
-        self._own(self.directory, self.user)
-        subprocess.run(self._as_user(self.user) + [
-            _program('mariadb-install-db', '/usr/bin/mariadb-install-db'),
-            '--no-defaults', '--datadir=%s' % self.data,
-            '--auth-root-authentication-method=normal', '--skip-test-db'],
-            check=True, capture_output=True)
+    def init_command(self):
+        return [_program('mariadb-install-db', '/usr/bin/mariadb-install-db'),
+                '--no-defaults', '--datadir=%s' % self.data,
+                '--auth-root-authentication-method=normal', '--skip-test-db']
+
+    def server_command(self):
+        return [_program('mariadbd', '/usr/sbin/mariadbd'), '--no-defaults',
+                '--datadir=%s' % self.data, '--port=%d' % self.port,
+                '--bind-address=127.0.0.1',
+                '--socket=%s' % os.path.join(self.directory, 'sock'),
+                '--pid-file=%s' % os.path.join(self.directory, 'pid'),
+                '--innodb-buffer-pool-size=256M', '--max-connections=1000',
+                '--innodb-flush-log-at-trx-commit=2', '--skip-name-resolve']
 
     @property
     def admin_url(self):
         return 'mysql+pymysql://root:@127.0.0.1:%d/' % self.port
 
-    def start(self):
-        self._spawn(self._as_user(self.user) + [
-            _program('mariadbd', '/usr/sbin/mariadbd'), '--no-defaults',
-            '--datadir=%s' % self.data, '--port=%d' % self.port,
-            '--bind-address=127.0.0.1',
-            '--socket=%s' % os.path.join(self.directory, 'sock'),
-            '--pid-file=%s' % os.path.join(self.directory, 'pid'),
-            '--innodb-buffer-pool-size=256M', '--max-connections=1000',
-            '--innodb-flush-log-at-trx-commit=2', '--skip-name-resolve'])
-        _wait(lambda: _answers(self.admin_url), 120, 'MariaDB')
 
-
-class PostgreSQL(_Server):
+class PostgreSQL(_DatabaseServer):
     """A postgres on a data directory of its own (trust authentication)."""
 
     name = 'postgresql'
     user = 'postgres'
+    # PostgreSQL's fast shutdown (SIGTERM waits for the clients to leave).
+    stop_signal = signal.SIGINT
 
-    def __init__(self, workdir):
-        super().__init__(workdir)
-        self.port = ports.free_port()
-        self.data = os.path.join(self.directory, 'data')
-        os.makedirs(self.directory, exist_ok=True)
-        self._own(self.directory, self.user)
-        subprocess.run(self._as_user(self.user) + [
-            _program('initdb', '/usr/local/bin/initdb'), '-D', self.data,
-            '-U', 'postgres', '--auth=trust', '-E', 'UTF8'],
-            check=True, capture_output=True)
+    def init_command(self):
+        return [_program('initdb', '/usr/local/bin/initdb'), '-D', self.data,
+                '-U', 'postgres', '--auth=trust', '-E', 'UTF8']
+
+    def server_command(self):
+        return [_program('postgres', '/usr/local/bin/postgres'),
+                '-D', self.data, '-p', str(self.port), '-k', self.directory,
+                '-c', 'listen_addresses=127.0.0.1',
+                '-c', 'max_connections=500', '-c', 'fsync=off',
+                '-c', 'synchronous_commit=off', '-c', 'shared_buffers=256MB']
 
     @property
     def admin_url(self):
         return 'postgresql+psycopg2://postgres@127.0.0.1:%d/postgres' % (
             self.port)
-
-    def start(self):
-        self._spawn(self._as_user(self.user) + [
-            _program('postgres', '/usr/local/bin/postgres'), '-D', self.data,
-            '-p', str(self.port), '-k', self.directory,
-            '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=500',
-            '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-            '-c', 'shared_buffers=256MB'])
-        _wait(lambda: _answers(self.admin_url), 120, 'PostgreSQL')
-
-    def stop(self, timeout=60):
-        # SIGINT: PostgreSQL's fast shutdown (SIGTERM waits for clients).
-        if self.popen is None or self.popen.poll() is not None:
-            return
-        self._signal(signal.SIGINT)
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            super().stop(timeout)
 
 
 def _answers(url):

@@ -15,7 +15,7 @@ import unittest
 
 from tools.clusters import galera
 
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 
 def require_galera():

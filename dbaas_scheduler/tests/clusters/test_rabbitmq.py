@@ -40,8 +40,8 @@ from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 
 POOL_SIZE = 4
 CAST_INTERVAL = 0.05

@@ -26,12 +26,11 @@ import threading
 import fixtures
 from testtools import content
 
-from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 
-class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
+class TestAllInOne(base.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -42,38 +41,35 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
         database.execute("INSERT INTO notes VALUES ('remember the milk')")
         database.commit()
         database.close()
-        self.port = ports.free_port()
         self.backups = os.path.join(self.tempdir, 'backups')
-        config = os.path.join(self.tempdir, 'all.conf')
-        process_fixtures.write_config(config, {
-            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
-                    # Schedules of seconds: the engine has work at every
-                    # tick of the concurrency test.
-                    'min_schedule_interval': 1},
-            'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
-            'worker': {'poll_interval': 0.2},
-            'local_backend': {'instances': 'notes:sqlite:///' + self.notes,
-                              'backup_dir': self.backups},
-        })
-        self.start_all_in_one(config)
+        self.service = self.useFixture(process_fixtures.AllInOneProcess(
+            self.tempdir, {
+                # Schedules of seconds: the engine has work at every tick
+                # of the concurrency test.
+                'api': {'min_schedule_interval': 1},
+                'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
+                'worker': {'poll_interval': 0.2},
+                'local_backend': {
+                    'instances': 'notes:sqlite:///' + self.notes,
+                    'backup_dir': self.backups},
+            }))
 
     def test_a_manual_run_becomes_a_backup_file(self):
-        status, body = self.request('POST', '/v1/backup-policies', {
+        status, body = self.service.request('POST', '/v1/backup-policies', {
             'backup_policy': {'name': 'notes', 'instance_id': 'notes',
                               'backend': 'local',
                               'schedule': '0 3 * * *', 'keep_last': 3}})
         self.assertEqual(201, status, body)
         policy_id = body['backup_policy']['id']
 
-        status, body = self.request(
+        status, body = self.service.request(
             'POST', '/v1/backup-policies/%s/run' % policy_id)
         self.assertEqual(202, status, body)
         execution_id = body['execution']['id']
 
         def finished():
-            found = self.request('GET', '/v1/executions/%s'
-                                 % execution_id)[1]['execution']
+            found = self.service.request(
+                'GET', '/v1/executions/%s' % execution_id)[1]['execution']
             return found if found['status'] not in (
                 'PENDING', 'DISPATCHED', 'RUNNING') else None
 
@@ -84,8 +80,8 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
         self.assertIsNotNone(execution['dispatched_at'])
         self.assertLessEqual(execution['dispatched_at'],
                              execution['started_at'])
-        policy = self.request('GET', '/v1/backup-policies/%s'
-                              % policy_id)[1]['backup_policy']
+        policy = self.service.request(
+            'GET', '/v1/backup-policies/%s' % policy_id)[1]['backup_policy']
         self.assertEqual(execution_id, policy['last_execution_id'])
 
         # The backup is a real, complete copy of the database.
@@ -107,11 +103,11 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
         # locked" reaches a client or the log.
         policies = []
         for n in range(4):
-            status, body = self.request('POST', '/v1/backup-policies', {
-                'backup_policy': {'name': 'busy-%d' % n,
-                                  'instance_id': 'notes', 'backend': 'local',
-                                  'schedule_type': 'interval',
-                                  'schedule': '2', 'keep_last': 2}})
+            status, body = self.service.request(
+                'POST', '/v1/backup-policies', {'backup_policy': {
+                    'name': 'busy-%d' % n, 'instance_id': 'notes',
+                    'backend': 'local', 'schedule_type': 'interval',
+                    'schedule': '2', 'keep_last': 2}})
             self.assertEqual(201, status, body)
             policies.append(body['backup_policy']['id'])
         statuses, lock = {}, threading.Lock()
@@ -123,12 +119,12 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
                 action = rand.choice(('update', 'pause', 'resume', 'run'))
                 try:
                     if action == 'update':
-                        status = self.request('PATCH', path, {
+                        status = self.service.request('PATCH', path, {
                             'backup_policy': {
                                 'schedule': rand.choice(('1', '2', '3')),
                                 'description': 'w%d' % seed}})[0]
                     else:
-                        status = self.request(
+                        status = self.service.request(
                             'POST', '%s/%s' % (path, action))[0]
                 except OSError as exc:
                     status = repr(exc)
@@ -147,10 +143,11 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
 
         # The engine and the worker went on: backups were taken.
         def succeeded():
-            listed = self.request('GET', '/v1/executions?status=SUCCEEDED')
+            listed = self.service.request('GET',
+                                          '/v1/executions?status=SUCCEEDED')
             return listed[1]['executions']
         self.assertTrue(process_fixtures.wait_until(succeeded, 60, 0.5))
-        log = self.process.log()
+        log = self.service.log()
         self.assertNotIn('database is locked', log)
         self.assertEqual([], [line for line in log.splitlines()
                               if ' ERROR ' in line])

@@ -31,15 +31,13 @@ import time
 import fixtures
 from testtools import content
 
-from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 FINAL = ('SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED')
 
 
-class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
-                      base.TestCase):
+class TestFinishEarly(base.TestCase):
 
     # Bytes of incompressible data in the "big" database: a dump at
     # compression level 9 of a few seconds.
@@ -50,22 +48,19 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         self.tempdir = self.useFixture(fixtures.TempDir()).path
         self.notes = self._database('notes.db', 1)
         self.big = self._database('big.db', self.BIG // (1024 * 1024))
-        self.port = ports.free_port()
         self.backups = os.path.join(self.tempdir, 'backups')
-        config = os.path.join(self.tempdir, 'all.conf')
-        process_fixtures.write_config(config, {
-            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state')},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port},
-            # Hand running backups back at once when stopped (the wait
-            # for them is test_stop_restart's).
-            'worker': {'poll_interval': 60, 'stop_wait': 0},
-            'local_backend': {
-                'instances': 'notes:sqlite:///%s,big:sqlite:///%s'
-                             % (self.notes, self.big),
-                'backup_dir': self.backups,
-                'compression_level': 9},
-        })
-        self.start_all_in_one(config)
+        self.service = self.useFixture(process_fixtures.AllInOneProcess(
+            self.tempdir, {
+                # Hand running backups back at once when stopped (the wait
+                # for them is test_stop_restart's).
+                'worker': {'poll_interval': 60, 'stop_wait': 0},
+                'local_backend': {
+                    'instances': 'notes:sqlite:///%s,big:sqlite:///%s'
+                                 % (self.notes, self.big),
+                    'backup_dir': self.backups,
+                    'compression_level': 9},
+            }))
+        self.process = self.service.process
 
     def _database(self, name, megabytes):
         path = os.path.join(self.tempdir, name)
@@ -79,7 +74,7 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         return path
 
     def _policy(self, instance):
-        status, body = self.request('POST', '/v1/backup-policies', {
+        status, body = self.service.request('POST', '/v1/backup-policies', {
             'backup_policy': {'name': instance, 'instance_id': instance,
                               'backend': 'local',
                               'schedule': '0 3 * * *', 'keep_last': 5}})
@@ -87,14 +82,14 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         return body['backup_policy']['id']
 
     def _run(self, policy_id):
-        status, body = self.request(
+        status, body = self.service.request(
             'POST', '/v1/backup-policies/%s/run' % policy_id)
         self.assertEqual(202, status, body)
         return body['execution']['id']
 
     def _execution(self, execution_id):
-        return self.request('GET', '/v1/executions/%s'
-                            % execution_id)[1]['execution']
+        return self.service.request(
+            'GET', '/v1/executions/%s' % execution_id)[1]['execution']
 
     def _wait_final(self, execution_id, timeout):
         def final():
@@ -161,7 +156,7 @@ class TestFinishEarly(process_fixtures.AllInOneProcessMixin,
         self.assertEqual('BUILDING', manifest['status'],
                          'the dump ended before the stop: make BIG larger')
         self.process.start()
-        self.wait_up()
+        self.service.wait_up()
         up = datetime.datetime.now(datetime.timezone.utc)
 
         execution = self._wait_final(execution_id, 60)

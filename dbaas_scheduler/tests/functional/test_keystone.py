@@ -42,8 +42,8 @@ from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import keystone_fixture
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import keystone_fixture
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 
@@ -458,7 +458,7 @@ class TestTrusts(_KeystoneTestCase):
 
     def test_another_member_deleting_the_policy_deletes_the_trust(self):
         # Keystone lets only the trustor (or an admin) delete a trust;
-        # The trust is deleted with the policy (architecture.rst,
+        # The trust is deleted with the policy (interfaces.rst,
         # "Credentials").
         created = self.create_policy(self.keystone.alice)
         trust_id = self.stored_policy(created['id']).trust_id

@@ -34,10 +34,9 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.db import models
 from dbaas_scheduler import metrics
-from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 wait_until = process_fixtures.wait_until
 HOST = 'metrics-node'
@@ -53,8 +52,7 @@ def _samples(text):
     return samples
 
 
-class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
-                      db_fixtures.DatabaseMixin):
+class _ProcessMetrics(db_fixtures.DatabaseMixin):
 
     def setUp(self):
         super().setUp()
@@ -66,29 +64,26 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
         # The instance's directory is a file: creating a local backup
         # fails.
         open(os.path.join(backups, 'notes'), 'w').close()
-        self.port = ports.free_port()
-        config = os.path.join(self.tempdir, 'all.conf')
-        process_fixtures.write_config(config, {
-            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),
-                        'host': HOST, 'heartbeat_interval': 1,
-                        'service_down_time': 3},
-            'database': {'connection': self.engine.url.render_as_string(
-                hide_password=False)},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
-                    'min_schedule_interval': 1},
-            'metrics': {'enabled': True, 'cache_time': 0},
-            'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
-            'worker': {'poll_interval': 0.2, 'max_attempts': 2,
-                       'retry_initial_delay': 0.1, 'retry_max_delay': 0.2},
-            'local_backend': {'instances': 'notes:sqlite:///' + notes,
-                              'backup_dir': backups},
-        })
-        self.start_all_in_one(config)
+        self.service = self.useFixture(process_fixtures.AllInOneProcess(
+            self.tempdir, {
+                'DEFAULT': {'host': HOST, 'heartbeat_interval': 1,
+                            'service_down_time': 3},
+                'database': {'connection': self.engine.url.render_as_string(
+                    hide_password=False)},
+                'api': {'min_schedule_interval': 1},
+                'metrics': {'enabled': True, 'cache_time': 0},
+                'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
+                'worker': {'poll_interval': 0.2, 'max_attempts': 2,
+                           'retry_initial_delay': 0.1,
+                           'retry_max_delay': 0.2},
+                'local_backend': {'instances': 'notes:sqlite:///' + notes,
+                                  'backup_dir': backups},
+            }))
 
     def create(self, **policy):
         policy.setdefault('name', 'p')
-        status, body = self.request('POST', '/v1/backup-policies',
-                                    {'backup_policy': policy})
+        status, body = self.service.request('POST', '/v1/backup-policies',
+                                            {'backup_policy': policy})
         self.assertEqual(201, status, body)
         return body['backup_policy']['id']
 
@@ -110,8 +105,8 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
                            schedule_type='interval', schedule='2')
         local = self.create(instance_id='notes', backend='local',
                             schedule='0 3 * * *')
-        status, body = self.request('POST',
-                                    '/v1/backup-policies/%s/run' % local)
+        status, body = self.service.request(
+            'POST', '/v1/backup-policies/%s/run' % local)
         self.assertEqual(202, status, body)
         self.assertTrue(wait_until(
             lambda: ('SUCCEEDED', 'schedule') in self.executions(fake)
@@ -144,7 +139,7 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
             # Once a heartbeat after both runs has written them; the
             # engine's row has a heartbeat of its own, up to a second
             # after the worker's, so wait for its casts too.
-            status, text = self.request_text('GET', '/metrics')
+            status, text = self.service.request_text('GET', '/metrics')
             self.assertEqual(200, status)
             samples = _samples(text)
             return samples if (samples.get(failed) == 1
@@ -201,7 +196,7 @@ class _ProcessMetrics(process_fixtures.AllInOneProcessMixin,
 
         # A process that is gone is not served once its heartbeat is
         # older than service_down_time, though its row is still there.
-        self.process.kill(signal.SIGKILL)
+        self.service.process.kill(signal.SIGKILL)
         time.sleep(3.5)
         self.flags(service_down_time=3)
         self.flags(group='metrics', enabled=True, cache_time=0)

@@ -27,8 +27,8 @@ from testtools import content
 
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import messaging_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 HEADER = 'Guru Meditation'
 

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 BIN = os.path.dirname(sys.executable)
 

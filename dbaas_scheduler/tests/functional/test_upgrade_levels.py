@@ -23,7 +23,7 @@ import oslo_messaging as messaging
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 from dbaas_scheduler.worker import manager
 
 

@@ -20,51 +20,40 @@ retention.
 """
 
 import datetime
-import os
 
 import fixtures
 from oslo_utils import timeutils
 
 from dbaas_scheduler.backends import base as backends
-from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import process_fixtures
-from dbaas_scheduler.tests.functional import trove_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import trove_fixtures
 
 
-class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
-                          base.TestCase):
+class TestAllInOneOnTrove(base.TestCase):
 
     def setUp(self):
         super().setUp()
         self.trove = trove_fixtures.use_trove(self)
         self.instance_id = self.trove.create_instance()
-        self.tempdir = self.useFixture(fixtures.TempDir()).path
-        self.port = ports.free_port()
-        config = os.path.join(self.tempdir, 'all.conf')
-        process_fixtures.write_config(config, {
-            'DEFAULT': {'state_path': os.path.join(self.tempdir, 'state'),
-                        'debug': True},
-            # noauth's default backend is local: this all-in-one backs
-            # up through Trove.
-            'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
-                    'default_backend': 'trove'},
-            'engine': {'scan_interval': 0.5},
-            'worker': {'poll_interval': 1},
-            'service_credentials': {'auth_type': 'admin_token',
-                                    'token': self.trove.project_id},
-            'trove': {'endpoint_override': self.trove.endpoint_override},
-        })
-        self.start_all_in_one(config)
-
-    def request_headers(self):
-        return dict(super().request_headers(),
-                    **{'X-Project-Id': self.trove.project_id,
-                       'X-User-Id': 'someone',
-                       'X-Roles': 'member,reader'})
+        tempdir = self.useFixture(fixtures.TempDir()).path
+        self.service = self.useFixture(process_fixtures.AllInOneProcess(
+            tempdir, {
+                'DEFAULT': {'debug': True},
+                # noauth's default backend is local: this all-in-one backs
+                # up through Trove.
+                'api': {'default_backend': 'trove'},
+                'engine': {'scan_interval': 0.5},
+                'worker': {'poll_interval': 1},
+                'service_credentials': {'auth_type': 'admin_token',
+                                        'token': self.trove.project_id},
+                'trove': {'endpoint_override': self.trove.endpoint_override},
+            }, headers={'X-Project-Id': self.trove.project_id,
+                        'X-User-Id': 'someone',
+                        'X-Roles': 'member,reader'}))
 
     def finished_executions(self, policy_id, count):
-        executions = self.request(
+        executions = self.service.request(
             'GET', '/v1/executions?policy_id=%s' % policy_id)[1]['executions']
         done = [e for e in executions if e['status'] not in (
             'PENDING', 'DISPATCHED', 'RUNNING')]
@@ -74,7 +63,7 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
         # Far enough ahead that a loaded machine's request still comes
         # before it (the API refuses a once schedule in the past).
         at = timeutils.utcnow(True) + datetime.timedelta(seconds=15)
-        status, body = self.request('POST', '/v1/backup-policies', {
+        status, body = self.service.request('POST', '/v1/backup-policies', {
             'backup_policy': {
                 'name': 'once', 'instance_id': self.instance_id,
                 'schedule_type': 'once',
@@ -94,7 +83,7 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
         # A manual run of it: the second backup, and retention (keep_last
         # 1) deletes the first one at Trove.
         self.trove.wait_instance_idle(self.instance_id)
-        status, body = self.request(
+        status, body = self.service.request(
             'POST', '/v1/backup-policies/%s/run' % policy_id)
         self.assertEqual(202, status, body)
         done = process_fixtures.wait_until(
@@ -104,8 +93,9 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
 
         # Retention runs once the execution is recorded SUCCEEDED.
         def deleted():
-            return self.request('GET', '/v1/executions/%s' % second['id'])[
-                1]['execution']['deleted_backups']
+            return self.service.request(
+                'GET', '/v1/executions/%s' % second['id'])[1]['execution'][
+                'deleted_backups']
         self.assertEqual([execution['backup_id']], [
             d['id'] for d in process_fixtures.wait_until(deleted, 30, 0.5)])
         self.trove.wait(

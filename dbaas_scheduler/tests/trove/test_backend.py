@@ -22,7 +22,7 @@ from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends.trove import backend as trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.backends.trove import contract
-from dbaas_scheduler.tests.functional import trove_fixtures
+from dbaas_scheduler.tests.functional.fixtures import trove_fixtures
 from dbaas_scheduler.worker import backup_request
 
 

@@ -11,19 +11,23 @@
 # under the License.
 """Imports go down only: the layers of doc/source/contributor/architecture.rst.
 
-The table below is the one in the architecture document ("Layout"); a
-module that imports from a layer above its own fails this test, so a
-reader can trust the picture.
+``ALLOWED`` below is the one source of the layers: a module that imports
+from a layer above its own fails this test, and so does a row of the
+architecture document's table ("Layout") that says otherwise, so a reader
+can trust the picture.  Nothing under ``tools/`` imports the test suites.
 """
 
 import ast
 import pathlib
+import re
 
 from oslotest import base
 
 import dbaas_scheduler
 
 PACKAGE = pathlib.Path(dbaas_scheduler.__file__).parent
+TOOLS = PACKAGE.parent / 'tools'
+ARCHITECTURE = PACKAGE.parent / 'doc/source/contributor/architecture.rst'
 
 # The modules every layer may import: configuration, context, errors,
 # enumerations, the version, the process's own metrics (stats), the IANA
@@ -99,7 +103,81 @@ def _imports(path):
                     yield alias.name, node.lineno
 
 
+def _literals(text):
+    """The ``names`` of a cell, without ``.py`` or a trailing ``/``."""
+    return [name.removesuffix('/').removesuffix('.py')
+            for name in re.findall(r'``([^`]+)``', text)]
+
+
+def documented_layers(text):
+    """{module: what it may import} as the Layout table says it.
+
+    The table is the first ``list-table`` after the "Layout" title; its
+    first column names modules and folders, its last one what each of them
+    may import besides the base row and itself: ``names``, or "anything"
+    (None), or "base only" (nothing else).  A module named in two rows is
+    an error.
+    """
+    layout = text[text.index('\nLayout\n------\n'):]
+    table = layout[layout.index('.. list-table::'):]
+    table = table[:table.index('\n\n', table.index('   * - '))]
+    layers = {}
+    for row in table.split('\n   * - ')[2:]:
+        cells = [' '.join(cell.split()) for cell in row.split('\n     - ')]
+        modules, may_import = cells[0], cells[-1]
+        if modules.startswith('base row:'):
+            allowed = set()
+        elif may_import == 'anything':
+            allowed = None
+        elif may_import == 'base only':
+            allowed = set()
+        else:
+            allowed = set(_literals(may_import))
+        for module in _literals(modules):
+            if module in layers:
+                raise ValueError('%s is in two rows of the Layout table'
+                                 % module)
+            layers[module] = None if allowed is None else allowed - {module}
+    return layers
+
+
 class TestLayers(base.BaseTestCase):
+
+    def test_the_documented_table_is_this_one(self):
+        documented = documented_layers(ARCHITECTURE.read_text())
+        missing = object()
+
+        def shown(allowed):
+            if allowed is missing:
+                return 'no row'
+            return 'anything' if allowed is None else sorted(allowed)
+
+        wrong = ['%s: ALLOWED says %s, the table %s' % (
+                 name, shown(ALLOWED.get(name, missing)),
+                 shown(documented.get(name, missing)))
+                 for name in sorted(set(ALLOWED) | set(documented))
+                 if ALLOWED.get(name, missing)
+                 != documented.get(name, missing)]
+        self.assertEqual([], wrong, 'the Layout table of %s must say what '
+                         'ALLOWED says' % ARCHITECTURE.relative_to(
+                             PACKAGE.parent))
+
+    def test_the_documented_base_row_is_base(self):
+        text = ARCHITECTURE.read_text()
+        row = text[text.index('   * - base row:'):]
+        row = row[:row.index('\n     - ')]
+        self.assertEqual(BASE, set(_literals(row)))
+
+    def test_tools_never_import_the_tests(self):
+        wrong = []
+        for path in sorted(TOOLS.rglob('*.py')):
+            for module, line in _imports(path):
+                if module == 'dbaas_scheduler.tests' or module.startswith(
+                        'dbaas_scheduler.tests.'):
+                    wrong.append('%s:%d imports %s' % (
+                        path.relative_to(PACKAGE.parent), line, module))
+        self.assertEqual([], wrong, 'what tools/ needs of the tests belongs '
+                                    'in dbaas_scheduler/testing/')
 
     def test_every_module_has_a_layer(self):
         layers = {path.stem if path.is_file() else path.name

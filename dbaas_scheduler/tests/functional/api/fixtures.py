@@ -45,7 +45,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler import policy
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 # Chosen when the tests are loaded, once per test process.
 PORT = None

@@ -25,7 +25,7 @@ from gabbi import driver
 
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests.functional.api import fixtures
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 GABBITS = os.path.join(os.path.dirname(__file__), 'gabbits')
 

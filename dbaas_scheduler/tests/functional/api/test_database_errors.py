@@ -24,7 +24,7 @@ from dbaas_scheduler.api import fault
 from dbaas_scheduler import context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 
 def _values(**overrides):

@@ -22,7 +22,7 @@ every tick and the engine writes the rows the requests change).
 Then: no answer is a 5xx, no "database is locked" is logged (SQLite:
 every transaction begins IMMEDIATE and waits its turn), every policy left
 satisfies the invariants of the data model (see "Invariants" in
-doc/source/contributor/architecture.rst), and a policy whose delete was
+doc/source/contributor/exactly-once.rst), and a policy whose delete was
 answered 204 stays deleted.  The request count and the status histogram
 are attached as the detail ``statuses``.
 """

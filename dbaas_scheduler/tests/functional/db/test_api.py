@@ -22,7 +22,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 from dbaas_scheduler import exception
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 UTC = datetime.timezone.utc
 DUE = datetime.datetime(2026, 11, 22, 2, 30, 15, 123456, tzinfo=UTC)

@@ -22,7 +22,7 @@ from dbaas_scheduler import cron
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import models
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 
 class _MigrationWalk(db_fixtures.DatabaseMixin):

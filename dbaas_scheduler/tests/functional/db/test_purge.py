@@ -27,7 +27,7 @@ from dbaas_scheduler.db import models
 from dbaas_scheduler.db import purge as db_purge
 from dbaas_scheduler.engine import service as engine_service
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 NOW = timeutils.utcnow(True).replace(microsecond=0)
 DAY = datetime.timedelta(days=1)

@@ -18,7 +18,7 @@ from oslo_utils import timeutils
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import trusts as db_trusts
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 
 class _TrustQueue(db_fixtures.DatabaseMixin):

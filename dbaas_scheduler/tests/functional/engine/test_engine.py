@@ -28,8 +28,8 @@ from dbaas_scheduler.engine import tick
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import servicegroup
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 
 UTC = datetime.timezone.utc
 

@@ -33,10 +33,10 @@ from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler.engine import service as engine_service
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional.engine import test_engine
-from dbaas_scheduler.tests.functional import messaging_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 ENGINE_THREAD = 'test-engine-'
 _EXECUTION = models.BackupExecution.__table__

@@ -32,11 +32,11 @@ from testtools import content
 
 from dbaas_scheduler.db import models
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional.engine import test_engine
-from dbaas_scheduler.tests.functional import messaging_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
-from dbaas_scheduler.tests.functional import tcp_proxy
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import tcp_proxy
 
 UTC = datetime.timezone.utc
 wait_until = process_fixtures.wait_until

@@ -28,8 +28,8 @@ from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import schedule
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional.engine import test_engine
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager as worker_manager
 

@@ -29,7 +29,7 @@ from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.objects import test_backup_policy
 from dbaas_scheduler.tests import notification_fixtures
 

@@ -37,8 +37,8 @@ from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler.objects import execution as execution_obj
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 from dbaas_scheduler.tests.functional.osc import client_venv
-from dbaas_scheduler.tests.functional import process_fixtures
 
 # One openstack command loads every installed client plugin; on a busy
 # machine that alone takes seconds.

@@ -45,10 +45,10 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 from dbaas_scheduler.tests.functional.osc import test_cli
 from dbaas_scheduler.tests.functional.osc import test_smoke
-from dbaas_scheduler.tests.functional import process_fixtures
 from dbaas_scheduler.tests.functional.worker import test_worker_processes
 from dbaas_scheduler import wsgi
 
@@ -212,7 +212,7 @@ class TestSmokeUnderCheroot(_SmokeWSGITests, base.TestCase):
 
     def server_argv(self):
         return [sys.executable, '-m',
-                'dbaas_scheduler.tests.functional.wsgi_server',
+                'dbaas_scheduler.tests.functional.fixtures.wsgi_server',
                 '127.0.0.1', str(self.port), PATH]
 
 

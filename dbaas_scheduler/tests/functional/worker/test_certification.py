@@ -36,7 +36,7 @@ from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 
 class _CertificationTests(db_fixtures.DatabaseMixin):

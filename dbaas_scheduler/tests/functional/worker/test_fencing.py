@@ -38,7 +38,7 @@ from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import stats
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 from dbaas_scheduler.tests.functional.worker import test_worker
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import reconciler

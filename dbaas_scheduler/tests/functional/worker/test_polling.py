@@ -23,7 +23,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import notifications
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import poller
 

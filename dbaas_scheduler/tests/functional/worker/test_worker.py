@@ -35,7 +35,7 @@ from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import notifications
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests import notification_fixtures
 from dbaas_scheduler.worker import backup_request
 from dbaas_scheduler.worker import lifecycle

@@ -41,9 +41,9 @@ from dbaas_scheduler import rpcapi
 from dbaas_scheduler import servicegroup
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
-from dbaas_scheduler.tests.functional import messaging_fixtures
-from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 wait_until = process_fixtures.wait_until
 PROJECT = 'project-a'

@@ -32,7 +32,7 @@ from dbaas_scheduler.backends.local import job_control
 from dbaas_scheduler.backends.local import manifests
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.tests import base as test_base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 INSTANCE = 'orders'
 TIMEOUT = 60

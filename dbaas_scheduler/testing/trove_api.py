@@ -9,16 +9,17 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The real Trove API (26.0.0 in fake mode) for the tests that use it.
+"""A client of the real Trove API (26.0.0 in fake mode), for tests, tools.
 
-``tox -e trove`` starts Trove (``tools/trove/environment.py``) and passes
-its URL in ``DBAAS_SCHEDULER_TEST_TROVE_URL``.  Trove's fake Keystone
-middleware takes the token as the project (``X-Auth-Token: <project>``),
-so each test works in a project of its own -- its backups, quotas and rate
-limits are its own -- and reaches Trove as dbaas-scheduler does, with
-``[service_credentials] auth_type = admin_token`` and ``[trove]
-endpoint_override``.  Without the URL the tests are skipped on a developer
-machine and fail with ``DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1``.
+``tools/trove/environment.py`` starts Trove and passes its URL in
+``DBAAS_SCHEDULER_TEST_TROVE_URL`` and its database in
+``DBAAS_SCHEDULER_TEST_TROVE_DB``.  Trove's fake Keystone middleware
+takes the token as the project (``X-Auth-Token: <project>``), so each
+:class:`RealTrove` works in a project of its own -- its backups, quotas
+and rate limits are its own -- and reaches Trove as dbaas-scheduler does,
+with ``[service_credentials] auth_type = admin_token`` and ``[trove]
+endpoint_override``.  The trove tests (``tox -e trove``) and the
+benchmark ``tools/benchmarks/trove_polling.py`` use it.
 """
 
 import json
@@ -33,7 +34,6 @@ from keystoneauth1 import loading as ks_loading
 import sqlalchemy as sa
 
 from dbaas_scheduler.conf import service_credentials
-from dbaas_scheduler.tests.functional import db_fixtures
 
 URL_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_URL'
 DB_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_DB'
@@ -48,26 +48,13 @@ DATASTORE = {'type': 'mysql', 'version': '8.0'}
 
 
 class TroveError(Exception):
+    """An error answer of Trove's API: its status, body and headers."""
+
     def __init__(self, status, body, headers):
         super().__init__('Trove answered %s: %s' % (status, body))
         self.status = status
         self.body = body
         self.headers = headers
-
-
-def trove_url():
-    return os.environ.get(URL_ENV)
-
-
-def use_trove(test):
-    """A :class:`RealTrove` for ``test``; skipped (or failed) without it."""
-    if not trove_url():
-        message = ('no Trove API: run the tests with tox -e trove, which '
-                   'starts one and sets %s' % URL_ENV)
-        if db_fixtures.backends_required():
-            test.fail(message)
-        test.skipTest(message)
-    return test.useFixture(RealTrove(trove_url()))
 
 
 def register_admin_token(conf):
