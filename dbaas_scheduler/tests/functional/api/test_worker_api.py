@@ -22,7 +22,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.objects import execution as execution_obj
 from dbaas_scheduler import policy as api_policy
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 HEADERS = {'X-Project-Id': 'project-a', 'X-User-Id': 'user-a',
            'X-Roles': 'member,reader', 'Content-Type': 'application/json'}

@@ -17,7 +17,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler.objects import service as service_obj
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional import db_fixtures
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
