@@ -296,18 +296,18 @@ class ExecutionRunner:
         except ClaimLost:
             return self._lost(execution, execution.claim_id,
                               'before its backup was created')
-        except backends.InstanceNotFound as exc:
-            db_api.disable_policy(
-                context, policy.id,
-                'instance %s no longer exists' % policy.instance_id)
-            LOG.warning('Execution %s: %s; policy %s is disabled',
-                        execution.id, exc, policy.id)
-            return self._failed(context, execution, exc)
-        except backends.TrustBroken as exc:
-            self.outcome.pause_for_trust(context, policy, exc)
-            return self._failed(context, execution, exc)
         except (backends.BackendError, loader.UnknownBackend) as exc:
-            return self._failed(context, execution, exc)
+            if isinstance(exc, backends.InstanceNotFound):
+                db_api.disable_policy(
+                    context, policy.id,
+                    'instance %s no longer exists' % policy.instance_id)
+                LOG.warning('Execution %s: %s; policy %s is disabled',
+                            execution.id, exc, policy.id)
+            elif isinstance(exc, backends.TrustBroken):
+                self.outcome.pause_for_trust(context, policy, exc)
+            self.outcome.finish(context, execution, Status.FAILED,
+                                fault=str(exc))
+            return FINISHED
         try:
             recorded = self.recorder.record(execution.id, execution.claim_id,
                                             backup.id)
@@ -331,11 +331,6 @@ class ExecutionRunner:
     def start_taken_over(self, context, execution, policy):
         """Start an execution the overlap judge took over; if it runs."""
         return self.start(context, execution, policy) == STARTED
-
-    def _failed(self, context, execution, error):
-        self.outcome.finish(context, execution, Status.FAILED,
-                            fault=str(error))
-        return FINISHED
 
     def _yield_to(self, context, execution, policy, other_id, tried):
         now = timeutils.utcnow(True)
