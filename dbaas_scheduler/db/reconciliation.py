@@ -49,11 +49,6 @@ class InstanceToReconcile(typing.NamedTuple):
     until: datetime.datetime
 
 
-# The name before issue 22, still used by two calls in dbaas_scheduler.worker
-# (which another change of that issue rewrites); remove once they use the
-# new one.
-Schedule = InstanceToReconcile
-
 
 class Claimed(typing.NamedTuple):
     """A queued instance a worker took; ``token`` is the due_at it wrote."""

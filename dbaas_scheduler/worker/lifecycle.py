@@ -25,18 +25,25 @@ Steps 1 to 3 and 7 of doc/source/contributor/worker.rst:
    and is really running (``worker/overlap.py``) -- the policy's ``skip``
    makes this one SKIPPED with the reason, ``queue`` gives it back to be
    cast again after ``[worker] queue_retry_interval``.
-3. **Create, idempotently**: if no backup id is recorded, look for a backup
-   tagged with the execution id first (a worker may have died between the
-   backend's create and the recording of its id); renew the lease, which
-   also checks that the claim still holds, right before creating one; and
-   record its id at once.  If the claim was lost meanwhile, the backup is
-   one too many and the worker deletes it (``strays.Compensator``).
+3. **Create, idempotently** (``backend_calls.find_or_create_backup``): if
+   no backup id is recorded, look for a backup tagged with the execution
+   id first (a worker may have died between the backend's create and the
+   recording of its id); renew the lease, which also checks that the claim
+   still holds, right before creating one; and record its id at once
+   (``recorder.py``).  If the claim was lost meanwhile, the backup is one
+   too many and the worker deletes it (``strays.Compensator``).
 
 Watching the backup until it finishes (step 4) is the poller's job, so no
 thread waits for hours.  Backend calls that fail with a transient error are
 retried with exponential backoff and jitter up to ``[worker] max_attempts``
-(tenacity); a permanent error fails the execution with a fault a person can
-read, and an instance that no longer exists also disables its policy.
+(``backend_calls.py``); a permanent error fails the execution with a fault
+a person can read (``outcome.py``), and an instance that no longer exists
+also disables its policy.
+
+The runner is given its parts (``worker/service.py: build_parts`` makes
+them): it calls them, none of them calls back into it, except the overlap
+judge, which is handed :meth:`ExecutionRunner.start_taken_over` to start an
+execution it took over.
 """
 
 import datetime
@@ -53,17 +60,11 @@ from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import leases as db_leases
-from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
-from dbaas_scheduler import notifications
 from dbaas_scheduler.worker import backend_calls
 from dbaas_scheduler.worker import backup_request
-from dbaas_scheduler.worker import leases
-from dbaas_scheduler.worker import overlap
-from dbaas_scheduler.worker import recorder
-from dbaas_scheduler.worker import strays
 
 LOG = logging.getLogger(__name__)
 
@@ -105,27 +106,34 @@ FRESH_CLAIM = 2.0
 class ExecutionRunner:
     """Claims executions and starts their backups (worker steps 1-3)."""
 
-    STARTED = STARTED
+    def __init__(self, conf, owner, keeper, recorder, compensator, outcome,
+                 overlap, check_soon=None, ready=None):
+        """The parts are the worker's own (``service.build_parts``).
 
-    def __init__(self, conf, owner, keeper=None, compensator=None,
-                 ready=None):
+        ``keeper`` a ``leases.LeaseKeeper``, ``recorder`` a
+        ``recorder.BackupIdRecorder``, ``compensator`` a
+        ``strays.Compensator``, ``outcome`` an ``outcome.Outcomes``,
+        ``overlap`` an ``overlap.OverlapJudge``.  ``check_soon`` is called
+        with the backup id of a resumed execution: the poller looks at it
+        now rather than at its next pass.  ``ready`` (a
+        ``threading.Event``) is set once the owner's service row exists;
+        claims wait for it.
+        """
         self.conf = conf
         self.owner = owner
-        # Set once the owner's service row exists; claims wait for it.
+        self.keeper = keeper
+        self.recorder = recorder
+        self.compensator = compensator
+        self.outcome = outcome
+        self.overlap = overlap
+        self.check_soon = check_soon
         self.ready = ready
         if ready is None:
             self.ready = threading.Event()
             self.ready.set()
-        self.keeper = keeper or leases.LeaseKeeper(conf)
         # How long a just-written claim needs no renewal before a create.
         self.fresh_claim = min(FRESH_CLAIM,
                                conf.worker.lease_duration / 10.0)
-        self.compensator = compensator or strays.Compensator(conf)
-        self.recorder = recorder.BackupIdRecorder(owner)
-        self.overlap = overlap.OverlapJudge(conf, self)
-        # Called with the backup id of a resumed execution: the poller
-        # looks at it now rather than at its next pass.
-        self.check_soon = None
 
     def run(self, context, execution_ids):
         """Claim and start what this worker can get of ``execution_ids``."""
@@ -159,7 +167,7 @@ class ExecutionRunner:
         worker found gone (``worker/orphans.py``).  ``claimed_at`` is the
         ``time.monotonic()`` taken before the claim was written: for
         :data:`FRESH_CLAIM` seconds from it, a create needs no renewal of
-        its own (see :meth:`_find_or_create`).
+        its own (see :meth:`_renew_before_create`).
         """
         fresh_until = (None if claimed_at is None
                        else claimed_at + self.fresh_claim)
@@ -204,9 +212,10 @@ class ExecutionRunner:
             current = db_api.get_execution(context, execution.id)
             if (current.backup_id is None
                     and current.claim_id == execution.claim_id):
-                self.finish(context, execution, Status.FAILED,
-                            fault='internal error in the worker: %s: %s' % (
-                                type(error).__name__, error))
+                self.outcome.finish(
+                    context, execution, Status.FAILED,
+                    fault='internal error in the worker: %s: %s' % (
+                        type(error).__name__, error))
         except Exception:
             # Not renewed any more: once the lease expires, another
             # worker resumes it (and finds its backup by its tag).
@@ -265,34 +274,40 @@ class ExecutionRunner:
         # A claim beyond the first may have had backups created for it.
         tried = execution.attempts > 1
         if policy is None:
-            self.finish(context, execution, Status.SKIPPED,
-                        reason='the policy was deleted before the backup '
-                               'started', reconcile=tried)
+            self.outcome.finish(context, execution, Status.SKIPPED,
+                                reason='the policy was deleted before the '
+                                       'backup started', reconcile=tried)
             return FINISHED
-        other_id = self.overlap.first_running(context, execution, blockers)
+        other_id = self.overlap.first_running(context, execution, blockers,
+                                              self.start_taken_over)
         if other_id is not None:
             return self._yield_to(context, execution, policy, other_id,
                                   tried)
         try:
             policy = backup_request.chain_step(policy, functools.partial(
                 db_worker.count_policy_backups, context, policy.id))
-            backup = self._find_or_create(context, execution, policy,
-                                          fresh_until)
+            backup = backend_calls.find_or_create_backup(
+                self.conf, loader.get_backend(self.conf, policy.backend),
+                policy, execution,
+                backup_request.backup_name(policy, execution),
+                backup_request.backup_description(policy, execution),
+                functools.partial(self._renew_before_create, context,
+                                  execution, fresh_until))
         except ClaimLost:
             return self._lost(execution, execution.claim_id,
                               'before its backup was created')
-        except backends.InstanceNotFound as exc:
-            db_api.disable_policy(
-                context, policy.id,
-                'instance %s no longer exists' % policy.instance_id)
-            LOG.warning('Execution %s: %s; policy %s is disabled',
-                        execution.id, exc, policy.id)
-            return self._failed(context, execution, exc)
-        except backends.TrustBroken as exc:
-            self.pause_for_trust(context, policy, exc)
-            return self._failed(context, execution, exc)
         except (backends.BackendError, loader.UnknownBackend) as exc:
-            return self._failed(context, execution, exc)
+            if isinstance(exc, backends.InstanceNotFound):
+                db_api.disable_policy(
+                    context, policy.id,
+                    'instance %s no longer exists' % policy.instance_id)
+                LOG.warning('Execution %s: %s; policy %s is disabled',
+                            execution.id, exc, policy.id)
+            elif isinstance(exc, backends.TrustBroken):
+                self.outcome.pause_for_trust(context, policy, exc)
+            self.outcome.finish(context, execution, Status.FAILED,
+                                fault=str(exc))
+            return FINISHED
         try:
             recorded = self.recorder.record(execution.id, execution.claim_id,
                                             backup.id)
@@ -313,17 +328,9 @@ class ExecutionRunner:
                  policy.instance_id)
         return STARTED
 
-    def _failed(self, context, execution, error):
-        self.finish(context, execution, Status.FAILED, fault=str(error))
-        return FINISHED
-
-    def pause_for_trust(self, context, policy, error):
-        """A broken trust fails every run: stop until someone acts."""
-        db_api.disable_policy(
-            context, policy.id,
-            'its Keystone trust no longer works; delete the policy and '
-            'create it again as a user of the project: %s' % error)
-        LOG.warning('Policy %s paused: %s', policy.id, error)
+    def start_taken_over(self, context, execution, policy):
+        """Start an execution the overlap judge took over; if it runs."""
+        return self.start(context, execution, policy) == STARTED
 
     def _yield_to(self, context, execution, policy, other_id, tried):
         now = timeutils.utcnow(True)
@@ -342,88 +349,25 @@ class ExecutionRunner:
             LOG.info('Execution %s queued until %s: %s', execution.id,
                      retry_at.isoformat(), reason)
             return RELEASED
-        self.finish(context, execution, Status.SKIPPED,
-                    reason='overlap: ' + reason, reconcile=tried)
+        self.outcome.finish(context, execution, Status.SKIPPED,
+                            reason='overlap: ' + reason, reconcile=tried)
         return FINISHED
 
-    def _find_or_create(self, context, execution, policy, fresh_until=None):
-        backend = loader.get_backend(self.conf, policy.backend)
-        # Retried as one unit: a create whose answer was lost (timeout,
-        # reset) may have been accepted, so every attempt after the first
-        # looks for the tagged backup before it creates one.  The very
-        # first attempt of a first claim need not: nothing can have been
-        # created for this execution yet, and a listing per backup is what
-        # makes a burst of backups exceed Trove's rate limits.
-        tries = []
+    def _renew_before_create(self, context, execution, fresh_until, first):
+        """The fencing check right before a create; raises ClaimLost.
 
-        def find_or_create():
-            if tries or execution.attempts > 1:
-                found = backend.find_backup(
-                    policy, backends.execution_tag(execution.id))
-                if found is not None:
-                    LOG.info('Execution %s: found backup %s it had started '
-                             'before', execution.id, found.id)
-                    return found
-            first = not tries
-            tries.append(True)
-            # The last moment to find out that the claim is gone, and a
-            # fresh lease for the create, which ends (or is given up) well
-            # within it -- unless the claim was written a moment ago: its
-            # lease is then nearly whole, and nobody can have taken it
-            # over (that needs the lease expired, or this process's
-            # heartbeat stale), so a renewal would learn nothing.  A pause
-            # after either point is the same risk, which the fenced record
-            # and the compensation cover.
-            fresh = (first and fresh_until is not None
-                     and time.monotonic() < fresh_until)
-            if not fresh and not db_leases.renew_leases(
-                    context, {execution.id: execution.claim_id},
-                    timeutils.utcnow(True), self.conf.worker.lease_duration):
-                raise ClaimLost()
-            return backend.create_backup(
-                policy, backup_request.backup_name(policy, execution),
-                backup_request.backup_description(policy, execution))
-
-        return self.call_backend(execution, find_or_create)
-
-    def call_backend(self, execution, function, *args):
-        """Call the backend, retrying transient errors with backoff."""
-        return backend_calls.call(self.conf, 'Execution %s' % execution.id,
-                                  function, *args)
-
-    def reconcile_schedule(self, execution, now):
-        """When to look for extra backups of ``execution``'s instance."""
-        worker = self.conf.worker
-        return db_reconciliation.Schedule(
-            execution.instance_id, execution.policy_id,
-            now + datetime.timedelta(seconds=worker.reconcile_interval),
-            now + datetime.timedelta(seconds=worker.reconcile_window))
-
-    def finish(self, context, execution, status, reason=None, fault=None,
-               reconcile=True):
-        """Record the final state (if the claim holds) and notify.
-
-        ``reconcile``: queue the instance for reconciliation -- always,
-        unless no backup can have been created for this execution (this
-        was its first claim and it did not get as far as the backend).
+        The last moment to find out that the claim is gone, and a fresh
+        lease for the create, which ends (or is given up) well within it
+        -- unless the claim was written a moment ago (``fresh_until``) and
+        this is the first create: its lease is then nearly whole, and
+        nobody can have taken it over (that needs the lease expired, or
+        this process's heartbeat stale), so a renewal would learn nothing.
+        A pause after either point is the same risk, which the fenced
+        record and the compensation cover.
         """
-        now = timeutils.utcnow(True)
-        finished = db_worker.finish_execution(
-            context, execution.id, execution.claim_id, status, now,
-            reason=reason, fault=fault,
-            reconcile=(self.reconcile_schedule(execution, now)
-                       if reconcile else None))
-        self.keeper.drop(execution.id, execution.claim_id)
-        if not finished:
-            LOG.warning('Execution %s: its claim was superseded; its %s '
-                        'state was not recorded', execution.id, status)
-            return False
-        LOG.info('Execution %s of policy %s: %s%s', execution.id,
-                 execution.policy_id, status,
-                 ' (%s)' % (fault or reason) if fault or reason else '')
-        notifications.notify_execution(
-            self.conf, context, status.lower(),
-            notifications.execution_payload(
-                execution, status=status, finished_at=now,
-                status_reason=reason, fault=fault))
-        return True
+        fresh = (first and fresh_until is not None
+                 and time.monotonic() < fresh_until)
+        if not fresh and not db_leases.renew_leases(
+                context, {execution.id: execution.claim_id},
+                timeutils.utcnow(True), self.conf.worker.lease_duration):
+            raise ClaimLost()

@@ -58,15 +58,18 @@ def gone_services(rows, me):
 class OrphanTaker:
     """Takes over the executions of dead workers of this host."""
 
-    def __init__(self, conf, runner):
+    def __init__(self, conf, owner, start_claimed):
         self.conf = conf
-        self.runner = runner
+        # The worker's service id, and what starts the executions taken
+        # over (``ExecutionRunner.start_claimed``).
+        self.owner = owner
+        self.start_claimed = start_claimed
 
     def run_pass(self, context):
         """One look at this host's service rows; executions taken over."""
         rows = db_services.list_host_services(context, self.conf.host)
         taken = []
-        for row in gone_services(rows, self.runner.owner):
+        for row in gone_services(rows, self.owner):
             taken.extend(self.take_over(context, row))
         return taken
 
@@ -78,7 +81,7 @@ class OrphanTaker:
         taken = [execution_id
                  for execution_id, old_claim in sorted(claims.items())
                  if db_worker.take_over_execution(
-                     context, execution_id, old_claim, self.runner.owner,
+                     context, execution_id, old_claim, self.owner,
                      claim_id, now, self.conf.worker.lease_duration)]
         if claims:
             LOG.warning('Worker %s (pid %s) on this host is gone; took over '
@@ -86,7 +89,7 @@ class OrphanTaker:
                         row.pid, len(taken), len(claims),
                         ', '.join(taken[:20]) or '-')
         if taken:
-            self.runner.start_claimed(context, taken, claim_id)
+            self.start_claimed(context, taken, claim_id)
         if db_services.delete_service_of(context, row.id,
                                          row.process_identity):
             LOG.info('Deleted the service row %s of %s (pid %s), whose '

@@ -45,25 +45,33 @@ LOG = logging.getLogger(__name__)
 
 
 class OverlapJudge:
-    """Decides overlaps for an ``ExecutionRunner``."""
+    """Decides overlaps for the executions one worker starts."""
 
-    def __init__(self, conf, runner):
+    def __init__(self, conf, owner, keeper):
         self.conf = conf
-        self.runner = runner
+        # The worker's service id, and its LeaseKeeper, which holds the
+        # claims of the executions this judge takes over.
+        self.owner = owner
+        self.keeper = keeper
 
-    def first_running(self, context, execution, blockers):
-        """The id of the first of ``blockers`` really running, or None."""
+    def first_running(self, context, execution, blockers, start):
+        """The id of the first of ``blockers`` really running, or None.
+
+        ``start(context, execution, policy)`` starts an execution taken
+        over from a dead worker and says whether its backup now runs
+        (``ExecutionRunner.start_taken_over``).
+        """
         for other in blockers:
-            if self.really_running(context, execution, other):
+            if self.really_running(context, execution, other, start):
                 return other.id
         return None
 
-    def really_running(self, context, execution, other):
+    def really_running(self, context, execution, other, start):
         """Whether ``other`` (a ``db_worker.Blocker``) is making a backup."""
         now = timeutils.utcnow(True)
         if (other.status == enums.ExecutionStatus.RUNNING
                 and self.owner_dead(other, now)):
-            return self._take_over(context, execution, other, now)
+            return self._take_over(context, execution, other, now, start)
         if other.backup_id is None:
             return True     # its live worker is starting it
         return self._backup_in_progress(context, other)
@@ -71,22 +79,22 @@ class OverlapJudge:
     def owner_dead(self, other, now):
         if other.lease_expires_at is None or other.lease_expires_at < now:
             return True
-        if other.owner == self.runner.owner:
+        if other.owner == self.owner:
             return False
         down = datetime.timedelta(seconds=self.conf.service_down_time)
         return other.heartbeat_at is None or now - other.heartbeat_at > down
 
-    def _take_over(self, context, execution, other, now):
+    def _take_over(self, context, execution, other, now, start):
         claim_id = uuidutils.generate_uuid()
         if not db_worker.take_over_execution(
-                context, other.id, other.claim_id, self.runner.owner,
+                context, other.id, other.claim_id, self.owner,
                 claim_id, now, self.conf.worker.lease_duration):
             # Someone was faster, or its worker was alive after all.
             return True
         LOG.warning('Execution %s: execution %s of the same instance goes '
                     'first, and its worker %s is gone; taken over',
                     execution.id, other.id, other.owner)
-        self.runner.keeper.hold({other.id: claim_id})
+        self.keeper.hold({other.id: claim_id})
         [(resumed, policy)] = db_worker.get_executions_and_policies(
             context, [other.id])
         if resumed.claim_id != claim_id:
@@ -95,13 +103,12 @@ class OverlapJudge:
             # This worker's poller watches it from now on.
             return self._backup_in_progress(context, other)
         try:
-            outcome = self.runner.start(context, resumed, policy)
+            return start(context, resumed, policy)
         except Exception:
             LOG.exception('Execution %s: starting the execution %s taken '
                           'over failed', execution.id, other.id)
-            self.runner.keeper.drop(other.id, claim_id)
+            self.keeper.drop(other.id, claim_id)
             return True
-        return outcome == self.runner.STARTED
 
     def _backup_in_progress(self, context, other):
         [(_, policy)] = db_worker.get_executions_and_policies(

@@ -21,7 +21,8 @@ thread per backup, one pass every ``[worker] poll_interval`` seconds:
    (the trove backend lists the project's backups: a few requests however
    many backups run), on a small pool of ``[worker] poll_concurrency``
    threads;
-3. finishes those that are done -- SUCCEEDED (then retention), FAILED with
+3. finishes those that are done (``outcome.Outcomes.finish``) --
+   SUCCEEDED (then retention, ``retention.apply_retention``), FAILED with
    the backend's reason, or FAILED after ``[worker] backup_timeout`` --
    each write conditional on the execution's claim.
 
@@ -50,10 +51,8 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
-from dbaas_scheduler.db import retention as db_retention
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
-from dbaas_scheduler import timezones
 from dbaas_scheduler.worker import retention
 
 LOG = logging.getLogger(__name__)
@@ -90,10 +89,13 @@ DUE_RETRY = 0.5
 class BackupPoller:
     """Watching and retention (worker.rst, "The poller") for a worker."""
 
-    def __init__(self, conf, runner):
+    def __init__(self, conf, owner, keeper, outcome):
         self.conf = conf
-        self.runner = runner
-        self.owner = runner.owner
+        # The worker's service id, its LeaseKeeper (which renews the
+        # leases of the backups watched) and its outcome.Outcomes.
+        self.owner = owner
+        self.keeper = keeper
+        self.outcome = outcome
         self._pool = futurist.ThreadPoolExecutor(
             max_workers=conf.worker.poll_concurrency)
         # {backup id: monotonic time it was reported} to check early.
@@ -145,8 +147,8 @@ class BackupPoller:
     def _pass(self, context, backup_ids=None):
         """A pass (over ``backup_ids`` only, if given); the ids checked."""
         in_flight = db_worker.list_backups_in_flight(context, self.owner)
-        self.runner.keeper.adopt({execution.id: execution.claim_id
-                                  for execution, _ in in_flight})
+        self.keeper.adopt({execution.id: execution.claim_id
+                           for execution, _ in in_flight})
         if backup_ids is not None:
             in_flight = [(execution, policy)
                          for execution, policy in in_flight
@@ -211,7 +213,7 @@ class BackupPoller:
         """
         try:
             if policy is None:
-                self.runner.finish(
+                self.outcome.finish(
                     context, execution, Status.FAILED,
                     fault='the policy was deleted while backup %s was '
                           'running; the backup is left as it is'
@@ -220,15 +222,15 @@ class BackupPoller:
             backend = loader.get_backend(self.conf, policy.backend)
             backup = backend.get_backup(policy, execution.backup_id)
         except backends.BackupNotFound:
-            self.runner.finish(
+            self.outcome.finish(
                 context, execution, Status.FAILED,
                 fault='backup %s disappeared from the %s backend before it '
                       'completed' % (execution.backup_id, policy.backend))
             return
         except (backends.PermanentBackendError, loader.UnknownBackend) as exc:
             if isinstance(exc, backends.TrustBroken):
-                self.runner.pause_for_trust(context, policy, exc)
-            self.runner.finish(
+                self.outcome.pause_for_trust(context, policy, exc)
+            self.outcome.finish(
                 context, execution, Status.FAILED,
                 fault='the status of backup %s cannot be read: %s'
                       % (execution.backup_id, exc))
@@ -254,7 +256,7 @@ class BackupPoller:
         if elapsed <= datetime.timedelta(
                 seconds=self.conf.worker.backup_timeout):
             return False
-        self.runner.finish(
+        self.outcome.finish(
             context, execution, Status.FAILED,
             fault='timed out: backup %s is %s after %d seconds ([worker] '
                   'backup_timeout)%s' % (
@@ -264,10 +266,11 @@ class BackupPoller:
 
     def _update(self, context, execution, policy, backend, backup):
         if backup.status == backends.BackupStatus.COMPLETED:
-            if self.runner.finish(context, execution, Status.SUCCEEDED):
-                self.apply_retention(context, execution, policy, backend)
+            if self.outcome.finish(context, execution, Status.SUCCEEDED):
+                retention.apply_retention(self.conf, context, execution,
+                                          policy, backend)
         elif backup.finished:
-            self.runner.finish(
+            self.outcome.finish(
                 context, execution, Status.FAILED,
                 fault='the %s backend reports backup %s %s%s' % (
                     policy.backend, backup.id, backup.status,
@@ -276,62 +279,3 @@ class BackupPoller:
             self._fail_if_too_long(
                 context, execution, 'still %s at the %s backend' % (
                     backup.status, policy.backend))
-
-    def apply_retention(self, context, execution, policy, backend):
-        """Delete what retention no longer keeps, over the instance's chains.
-
-        The data retention reasons over (``retention.
-        plan_instance_retention``): every backup of the instance, which of
-        them this service made and for which policy, and the rules of every
-        policy of the instance.
-        """
-        rules = retention.RetentionRules.from_policy(policy)
-        if not rules.any:
-            return []
-        try:
-            backups = self.runner.call_backend(
-                execution, backend.list_backups, policy)
-            owners = db_retention.list_instance_backup_owners(
-                context, policy.instance_id)
-            policies = {
-                other.id: retention.PolicyRetention(
-                    retention.RetentionRules.from_policy(other),
-                    timezones.get_timezone(other.timezone))
-                for other in db_retention.list_instance_policies(
-                    context, policy.instance_id, policy.backend)}
-            decision = retention.plan_instance_retention(
-                backups, policy.id, owners, policies,
-                timeutils.utcnow(True))
-        except Exception as exc:
-            LOG.warning('Execution %s: retention of policy %s skipped this '
-                        'time: %s', execution.id, policy.id, exc)
-            return []
-        LOG.debug('Execution %s: retention of policy %s over %d backups of '
-                  'instance %s keeps %s and deletes %s', execution.id,
-                  policy.id, len(backups), policy.instance_id, decision.keep,
-                  [backup.id for backup in decision.delete])
-        deleted = []
-        by_id = {backup.id: backup for backup in backups}
-        for backup in decision.delete:
-            try:
-                self.runner.call_backend(execution, backend.delete_backup,
-                                         policy, backup.id)
-            except backends.BackendError as exc:
-                LOG.warning('Execution %s: retention could not delete '
-                            'backup %s: %s', execution.id, backup.id, exc)
-                continue
-            deleted.append({'id': backup.id,
-                            'created_at': backup.created_at.isoformat()})
-            # The backend deleted the backups built on it too.
-            for child_id, parent_id in sorted(decision.cascade.items()):
-                created_at = by_id[child_id].created_at
-                if parent_id == backup.id:
-                    deleted.append({
-                        'id': child_id, 'with': backup.id,
-                        'created_at': created_at and created_at.isoformat()})
-        if deleted:
-            db_worker.record_deleted_backups(context, execution.id, deleted)
-            LOG.info('Execution %s: retention of policy %s deleted %d '
-                     'backups and keeps %d', execution.id, policy.id,
-                     len(deleted), len(decision.keep))
-        return deleted

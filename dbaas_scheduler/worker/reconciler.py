@@ -23,7 +23,7 @@ Backups without a tag, or with the tag of an execution this service does
 not know, are never touched.
 
 An instance is queued when one of its executions finishes (see
-``ExecutionRunner.finish``), first due ``reconcile_interval`` later and
+``outcome.Outcomes.finish``), first due ``reconcile_interval`` later and
 then every ``reconcile_interval`` until ``reconcile_window`` seconds after
 its last execution finished; while a stray is still being made, it stays
 queued.

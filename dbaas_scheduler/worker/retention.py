@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Retention: which of a policy's backups to keep, restic-style.  No I/O.
+"""Retention: which of a policy's backups to keep, restic-style; the deletes.
 
 The rules (each optional, on the policy):
 
@@ -26,12 +26,27 @@ completed backups this policy created are candidates (the caller passes
 only those it created); the newest completed backup is never deleted; a
 backup that a kept incremental backup builds on is kept too, since deleting
 a parent deletes its children.  A policy without any rule keeps everything.
+
+The decision (:func:`plan_retention`, :func:`plan_instance_retention`) is a
+pure function, with no I/O.  :func:`apply_retention` acts on it after a
+backup succeeded (the poller calls it once the execution's SUCCEEDED is
+recorded under its claim): it lists the instance's backups, decides, and
+deletes at the backend.
 """
 
 import dataclasses
 import datetime
 
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
 from dbaas_scheduler.backends import base
+from dbaas_scheduler.db import retention as db_retention
+from dbaas_scheduler.db import worker as db_worker
+from dbaas_scheduler import timezones
+from dbaas_scheduler.worker import backend_calls
+
+LOG = logging.getLogger(__name__)
 
 _RULES = ('keep_last', 'keep_daily', 'keep_weekly', 'keep_monthly',
           'max_age_days')
@@ -238,3 +253,64 @@ def plan_instance_retention(backups, policy_id, owners, policies, now):
             cascade[backup.id] = gone_with[-1]
     return InstanceDecision(
         keep, [b for b in delete if b.id not in cascade], cascade)
+
+
+def apply_retention(conf, context, execution, policy, backend):
+    """Delete what retention no longer keeps, over the instance's chains.
+
+    The data retention reasons over (:func:`plan_instance_retention`):
+    every backup of the instance, which of them this service made and for
+    which policy, and the rules of every policy of the instance.  The ids
+    deleted are recorded on ``execution``; returns those entries.
+    """
+    rules = RetentionRules.from_policy(policy)
+    if not rules.any:
+        return []
+    try:
+        backups = backend_calls.call(
+            conf, 'Execution %s' % execution.id, backend.list_backups,
+            policy)
+        owners = db_retention.list_instance_backup_owners(
+            context, policy.instance_id)
+        policies = {
+            other.id: PolicyRetention(
+                RetentionRules.from_policy(other),
+                timezones.get_timezone(other.timezone))
+            for other in db_retention.list_instance_policies(
+                context, policy.instance_id, policy.backend)}
+        decision = plan_instance_retention(
+            backups, policy.id, owners, policies,
+            timeutils.utcnow(True))
+    except Exception as exc:
+        LOG.warning('Execution %s: retention of policy %s skipped this '
+                    'time: %s', execution.id, policy.id, exc)
+        return []
+    LOG.debug('Execution %s: retention of policy %s over %d backups of '
+              'instance %s keeps %s and deletes %s', execution.id,
+              policy.id, len(backups), policy.instance_id, decision.keep,
+              [backup.id for backup in decision.delete])
+    deleted = []
+    by_id = {backup.id: backup for backup in backups}
+    for backup in decision.delete:
+        try:
+            backend_calls.call(conf, 'Execution %s' % execution.id,
+                               backend.delete_backup, policy, backup.id)
+        except base.BackendError as exc:
+            LOG.warning('Execution %s: retention could not delete '
+                        'backup %s: %s', execution.id, backup.id, exc)
+            continue
+        deleted.append({'id': backup.id,
+                        'created_at': backup.created_at.isoformat()})
+        # The backend deleted the backups built on it too.
+        for child_id, parent_id in sorted(decision.cascade.items()):
+            created_at = by_id[child_id].created_at
+            if parent_id == backup.id:
+                deleted.append({
+                    'id': child_id, 'with': backup.id,
+                    'created_at': created_at and created_at.isoformat()})
+    if deleted:
+        db_worker.record_deleted_backups(context, execution.id, deleted)
+        LOG.info('Execution %s: retention of policy %s deleted %d '
+                 'backups and keeps %d', execution.id, policy.id,
+                 len(deleted), len(decision.keep))
+    return deleted

@@ -28,8 +28,12 @@ end the backend reports (the ``local`` backend's dump jobs) and records
 them, then gives the leases of the rest up and casts their executions to
 the workers' topic, so that another worker, or this one started again,
 resumes them at once.
+
+The parts of a worker are made in one place, :func:`build_parts`, and each
+is given the others it uses.
 """
 
+import dataclasses
 import threading
 import time
 
@@ -47,8 +51,11 @@ from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
 from dbaas_scheduler.worker import orphans
+from dbaas_scheduler.worker import outcome
+from dbaas_scheduler.worker import overlap
 from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import reconciler
+from dbaas_scheduler.worker import recorder
 from dbaas_scheduler.worker import strays
 
 LOG = logging.getLogger(__name__)
@@ -71,6 +78,48 @@ def check_configuration(conf):
     lifecycle.check_backend_timeouts(conf)
 
 
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """The parts of one worker process (see :func:`build_parts`)."""
+
+    keeper: leases.LeaseKeeper
+    recorder: recorder.BackupIdRecorder
+    compensator: strays.Compensator
+    outcome: outcome.Outcomes
+    runner: lifecycle.ExecutionRunner
+    poller: poller.BackupPoller
+    orphans: orphans.OrphanTaker
+
+    def close(self):
+        """Stop the recorder's thread and the poller's pool."""
+        self.recorder.stop()
+        self.poller.close()
+
+
+def build_parts(conf, owner, ready=None):
+    """The parts of a worker whose executions are owned by ``owner``.
+
+    ``owner`` is the id of the worker's service row; ``ready`` (a
+    ``threading.Event``), if given, holds claims back until it is set.
+    Each part gets the parts it calls, and none gets the runner: the
+    overlap judge is handed ``runner.start_taken_over`` when it is asked,
+    the orphan taker ``runner.start_claimed``.
+    """
+    keeper = leases.LeaseKeeper(conf)
+    backup_ids = recorder.BackupIdRecorder(owner)
+    compensator = strays.Compensator(conf)
+    outcomes = outcome.Outcomes(conf, keeper)
+    watcher = poller.BackupPoller(conf, owner, keeper, outcomes)
+    runner = lifecycle.ExecutionRunner(
+        conf, owner, keeper, backup_ids, compensator, outcomes,
+        overlap.OverlapJudge(conf, owner, keeper),
+        # A resumed backup is looked at once (the local backend then
+        # watches its job, which an earlier worker may have started).
+        check_soon=watcher.backup_may_be_finished, ready=ready)
+    return Parts(keeper, backup_ids, compensator, outcomes, runner, watcher,
+                 orphans.OrphanTaker(conf, owner, runner.start_claimed))
+
+
 class WorkerService(service.LoopingService):
     """Takes executions and watches their backups to the end."""
 
@@ -83,10 +132,8 @@ class WorkerService(service.LoopingService):
         # backend's calls stops the program before it forks.
         check_configuration(conf)
         # Made at start: they own executions in the name of this process.
-        self.runner = None
-        self.poller = None
+        self.parts = None
         self.reconciler = reconciler.Reconciler(conf)
-        self.orphans = None
         self._next_full_pass = 0.0
 
     @property
@@ -98,17 +145,11 @@ class WorkerService(service.LoopingService):
         # Other workers judge whether the owner of an execution is alive by
         # its service row: no claim before it exists (below).
         registered = threading.Event()
-        self.runner = lifecycle.ExecutionRunner(
-            self.conf, self.service_id, leases.LeaseKeeper(self.conf),
-            strays.Compensator(self.conf), ready=registered)
-        endpoint = manager.WorkerManager(self.runner)
-        self.poller = poller.BackupPoller(self.conf, self.runner)
-        self.poller.wake = lambda: self.wake('poller')
-        self.orphans = orphans.OrphanTaker(self.conf, self.runner)
-        # A resumed backup is looked at once (the local backend then
-        # watches its job, which an earlier worker may have started).
-        self.runner.check_soon = self.poller.backup_may_be_finished
-        backends.add_finish_listener(self.poller.backup_may_be_finished)
+        self.parts = build_parts(self.conf, self.service_id,
+                                 ready=registered)
+        endpoint = manager.WorkerManager(self.parts.runner)
+        self.parts.poller.wake = lambda: self.wake('poller')
+        backends.add_finish_listener(self.parts.poller.backup_may_be_finished)
         if self.conf.rpc_transport == 'none':
             rpc.register_local_endpoint(self.topic, endpoint, pool_size)
         else:
@@ -131,38 +172,39 @@ class WorkerService(service.LoopingService):
     def _take_orphans(self, context):
         # The first pass runs as the worker starts: a worker started again
         # after being killed resumes what it had at once.
-        self.orphans.run_pass(context)
-        return self.runner.keeper.renew_interval
+        self.parts.orphans.run_pass(context)
+        return self.parts.keeper.renew_interval
 
     def _poll(self, context):
         # A full pass every poll_interval; in between, woken by a backend
         # that reported a backup ended, a pass over those backups only.
+        watcher = self.parts.poller
         now = time.monotonic()
         if now < self._next_full_pass:
-            due = self.poller.take_due()
+            due = watcher.take_due()
             if due:
-                self.poller.run_due(context, due)
+                watcher.run_due(context, due)
             return self._poll_delay()
         started = timeutils.utcnow(True)
-        self.poller.take_due()
-        checked = self.poller.run_pass(context)
+        watcher.take_due()
+        checked = watcher.run_pass(context)
         if checked:
             LOG.debug('Poll pass: checked %d running backups in %.2fs',
                       checked,
                       (timeutils.utcnow(True) - started).total_seconds())
-        self.runner.compensator.run_pass(context)
+        self.parts.compensator.run_pass(context)
         self._next_full_pass = now + self.conf.worker.poll_interval
         return self._poll_delay()
 
     def _poll_delay(self):
         delay = max(0.0, self._next_full_pass - time.monotonic())
-        if self.poller.has_due():
+        if self.parts.poller.has_due():
             # Reported, but not recorded yet: look again soon.
             delay = min(delay, poller.DUE_RETRY)
         return delay
 
     def _renew_leases(self, context):
-        keeper = self.runner.keeper
+        keeper = self.parts.keeper
         renewed, lost = keeper.renew(context)
         if renewed or lost:
             LOG.debug('Renewed %d leases (%d claims no longer held)',
@@ -176,7 +218,7 @@ class WorkerService(service.LoopingService):
     def drain(self):
         """Take no new work; let what ends soon end here (stop_wait)."""
         self.stop_servers()
-        if self.runner is None:
+        if self.parts is None:
             return
         wait = self.conf.worker.stop_wait
         timeout = getattr(self.conf, 'graceful_shutdown_timeout', 0)
@@ -215,15 +257,14 @@ class WorkerService(service.LoopingService):
         return waiting
 
     def after_stop(self):
-        if self.runner is None:
+        if self.parts is None:
             return
-        self.runner.recorder.stop()
-        if self.poller is not None:
-            backends.remove_finish_listener(
-                self.poller.backup_may_be_finished)
-            self.poller.close()
+        self.parts.recorder.stop()
+        backends.remove_finish_listener(
+            self.parts.poller.backup_may_be_finished)
+        self.parts.poller.close()
         try:
-            released = self.runner.keeper.release_all(
+            released = self.parts.keeper.release_all(
                 self.registration.context)
         except Exception:
             LOG.exception('Could not give up the leases of service %s; '

@@ -134,7 +134,7 @@ class Compensator:
         try:
             # If this worker stops before it could delete the backup,
             # reconciliation finds it.
-            db_reconciliation.schedule(context, db_reconciliation.Schedule(
+            db_reconciliation.schedule(context, db_reconciliation.InstanceToReconcile(
                 execution.instance_id, policy.id, now,
                 now + datetime.timedelta(
                     seconds=self.conf.worker.reconcile_window)))

@@ -48,8 +48,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.testing import trove_api
-from dbaas_scheduler.worker import lifecycle
-from dbaas_scheduler.worker import poller
+from dbaas_scheduler.worker import service as worker_service
 
 
 def _retrying(call, *args):
@@ -148,8 +147,8 @@ def run(args, trove, bench_db):
         return response
 
     trove_client.TroveClient._send = counted
-    runner = lifecycle.ExecutionRunner(conf, 'bench-worker')
-    watcher = poller.BackupPoller(conf, runner)
+    parts = worker_service.build_parts(conf, 'bench-worker')
+    runner, watcher = parts.runner, parts.poller
     started = time.monotonic()
     # As the engine casts them: a message per execution, on the pool.
     with concurrent.futures.ThreadPoolExecutor(
@@ -163,8 +162,7 @@ def run(args, trove, bench_db):
             break
         time.sleep(conf.worker.poll_interval)
     elapsed = time.monotonic() - started
-    runner.recorder.stop()
-    watcher.close()
+    parts.close()
     statuses = collections.Counter(
         db_api.get_execution(context, i).status for i in ids)
     print('%d backups of one project: all started after %.0f s, all '

@@ -44,8 +44,7 @@ from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import keystone_fixture
-from dbaas_scheduler.worker import lifecycle
-from dbaas_scheduler.worker import poller
+from dbaas_scheduler.worker import service as worker_service
 
 AUTHTOKEN = 'keystone_authtoken'
 
@@ -183,10 +182,10 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
             # API's, which checked the instance at create with a token of
             # the trust that the test may since have broken.
             loader.reset()
-            runner = lifecycle.ExecutionRunner(self.conf,
+            parts = worker_service.build_parts(self.conf,
                                                uuidutils.generate_uuid())
-            self._worker = runner, poller.BackupPoller(self.conf, runner)
-            self.addCleanup(self._worker[1].close)
+            self._worker = parts.runner, parts.poller
+            self.addCleanup(parts.close)
         return self._worker
 
     def start_execution(self, policy_id):

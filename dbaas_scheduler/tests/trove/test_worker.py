@@ -24,8 +24,7 @@ from dbaas_scheduler import notifications
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import trove_fixtures
-from dbaas_scheduler.worker import lifecycle
-from dbaas_scheduler.worker import poller
+from dbaas_scheduler.worker import service as worker_service
 
 
 class TestRetentionOnTrove(db_fixtures.DatabaseMixin, base.TestCase):
@@ -41,11 +40,10 @@ class TestRetentionOnTrove(db_fixtures.DatabaseMixin, base.TestCase):
         self.addCleanup(loader.reset)
         self.addCleanup(notifications.reset)
         self.context = dbaas_context.get_admin_context()
-        self.runner = lifecycle.ExecutionRunner(self.conf,
-                                                uuidutils.generate_uuid())
-        self.addCleanup(self.runner.recorder.stop)
-        self.poller = poller.BackupPoller(self.conf, self.runner)
-        self.addCleanup(self.poller.close)
+        parts = worker_service.build_parts(self.conf,
+                                           uuidutils.generate_uuid())
+        self.addCleanup(parts.close)
+        self.runner, self.poller = parts.runner, parts.poller
         self.instance_id = self.trove.create_instance()
         self.slot = timeutils.utcnow(True) - datetime.timedelta(days=30)
 

@@ -169,12 +169,12 @@ class TestServiceIdentity(base.TestCase):
             worker_service.orphans.OrphanTaker, 'run_pass',
             return_value=[]))
         made = worker_service.WorkerService(self.conf)
-        self.assertIsNone(made.runner)
+        self.assertIsNone(made.parts)
         self._start(made)
         self.assertIsNotNone(made.service_id)
-        self.assertEqual(made.service_id, made.runner.owner)
-        self.assertEqual(made.service_id, made.runner.recorder.owner)
-        self.assertEqual(made.service_id, made.poller.owner)
+        self.assertEqual(made.service_id, made.parts.runner.owner)
+        self.assertEqual(made.service_id, made.parts.recorder.owner)
+        self.assertEqual(made.service_id, made.parts.poller.owner)
         self.assertEqual(['poller', 'leases', 'reconciler', 'orphans',
                           'heartbeat'],
                          [name for name, _ in made._loops()])
@@ -316,7 +316,7 @@ class TestGracefulStop(base.TestCase):
         super().setUp()
         self.flags(stop_wait=5, group='worker')
         self.worker = worker_service.WorkerService(self.conf)
-        self.worker.runner = mock.Mock()
+        self.worker.parts = mock.Mock()
         self.worker.registration = mock.Mock(service_id='me')
         self.stop_servers = self.useFixture(fixtures.MockPatchObject(
             self.worker, 'stop_servers')).mock

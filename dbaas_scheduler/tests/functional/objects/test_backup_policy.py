@@ -30,8 +30,8 @@ from dbaas_scheduler import schedule
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.engine import test_engine
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
-from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager as worker_manager
+from dbaas_scheduler.worker import service as worker_service
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -350,9 +350,10 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
         self.addCleanup(loader.reset)
         self.addCleanup(notifications.reset)
         self.addCleanup(rpc.cleanup)
-        runner = lifecycle.ExecutionRunner(self.conf,
+        parts = worker_service.build_parts(self.conf,
                                            uuidutils.generate_uuid())
-        self.addCleanup(runner.recorder.stop)
+        self.addCleanup(parts.close)
+        runner = parts.runner
         rpc.register_local_endpoint(self.conf.worker.topic,
                                     worker_manager.WorkerManager(runner), 2)
         execution = backup_policy_obj.run_policy(

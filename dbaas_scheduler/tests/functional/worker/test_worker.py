@@ -37,10 +37,10 @@ from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests import notification_fixtures
+from dbaas_scheduler.worker import backend_calls
 from dbaas_scheduler.worker import backup_request
-from dbaas_scheduler.worker import lifecycle
-from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import recorder as recorder_module
+from dbaas_scheduler.worker import service as worker_service
 
 UTC = datetime.timezone.utc
 PROJECT = 'project-a'
@@ -59,15 +59,17 @@ class WorkerMixin(db_fixtures.DatabaseMixin):
         self.addCleanup(loader.reset)
         self.addCleanup(notifications.reset)
         self.context = dbaas_context.get_admin_context()
-        self.runner = self.new_runner()
-        self.poller = poller.BackupPoller(self.conf, self.runner)
-        self.addCleanup(self.poller.close)
+        parts = self.new_parts()
+        self.runner, self.poller = parts.runner, parts.poller
+
+    def new_parts(self):
+        parts = worker_service.build_parts(self.conf,
+                                           uuidutils.generate_uuid())
+        self.addCleanup(parts.close)
+        return parts
 
     def new_runner(self):
-        runner = lifecycle.ExecutionRunner(self.conf,
-                                           uuidutils.generate_uuid())
-        self.addCleanup(runner.recorder.stop)
-        return runner
+        return self.new_parts().runner
 
 
 class _WorkerTests(WorkerMixin):
@@ -309,7 +311,7 @@ class _WorkerTests(WorkerMixin):
     def test_unexpected_error_at_start_fails_the_execution(self):
         execution = self.add_execution(self.add_policy())
         self.useFixture(fixtures.MockPatchObject(
-            self.runner, '_find_or_create',
+            backend_calls, 'find_or_create_backup',
             side_effect=RuntimeError('bug')))
         self.runner.run(self.context, [execution.id])
         failed = self.execution(execution.id)
@@ -326,7 +328,7 @@ class _WorkerTests(WorkerMixin):
         self.assertGreater(self.execution(execution.id).lease_expires_at,
                            first)
         # Once finished, it is no longer held.
-        self.assertTrue(self.runner.finish(
+        self.assertTrue(self.runner.outcome.finish(
             self.context, self.execution(execution.id), 'FAILED',
             fault='stopped by the test'))
         self.assertEqual({}, self.runner.keeper.claims())
@@ -412,8 +414,8 @@ class _WorkerTests(WorkerMixin):
         self.assertEqual('SUCCEEDED', self.execution(execution.id).status)
         self.assertEqual(1, self.trove.create_count(policy.instance_id))
         # The old claim's late word is not recorded.
-        self.assertFalse(first.finish(self.context, before, 'FAILED',
-                                      fault='late'))
+        self.assertFalse(first.outcome.finish(self.context, before,
+                                              'FAILED', fault='late'))
         self.assertEqual('SUCCEEDED', self.execution(execution.id).status)
 
     def _expire_lease(self, execution_id):

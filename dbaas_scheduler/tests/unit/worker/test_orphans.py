@@ -45,8 +45,9 @@ class TestOrphanTaker(base.TestCase):
         super().setUp()
         self.flags(host='here')
         self.flags(lease_duration=60, group='worker')
-        self.runner = mock.Mock(owner='me')
-        self.taker = orphans.OrphanTaker(self.conf, self.runner)
+        self.runner = mock.Mock()
+        self.taker = orphans.OrphanTaker(self.conf, 'me',
+                                         self.runner.start_claimed)
         self.rows = self.useFixture(fixtures.MockPatchObject(
             orphans.db_services, 'list_host_services')).mock
         self.delete = self.useFixture(fixtures.MockPatchObject(
