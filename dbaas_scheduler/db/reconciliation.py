@@ -49,7 +49,6 @@ class InstanceToReconcile(typing.NamedTuple):
     until: datetime.datetime
 
 
-
 class Claimed(typing.NamedTuple):
     """A queued instance a worker took; ``token`` is the due_at it wrote."""
 

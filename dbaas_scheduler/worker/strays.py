@@ -134,10 +134,11 @@ class Compensator:
         try:
             # If this worker stops before it could delete the backup,
             # reconciliation finds it.
-            db_reconciliation.schedule(context, db_reconciliation.InstanceToReconcile(
-                execution.instance_id, policy.id, now,
-                now + datetime.timedelta(
-                    seconds=self.conf.worker.reconcile_window)))
+            db_reconciliation.schedule(
+                context, db_reconciliation.InstanceToReconcile(
+                    execution.instance_id, policy.id, now,
+                    now + datetime.timedelta(
+                        seconds=self.conf.worker.reconcile_window)))
         except Exception:
             LOG.exception('Execution %s: could not queue instance %s for '
                           'reconciliation', execution.id,
