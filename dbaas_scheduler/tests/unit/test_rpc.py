@@ -71,7 +71,7 @@ class TestGetServer(base.BaseTestCase):
         self.assertIsInstance(server._work_executor,
                               rpc.BoundedThreadPoolExecutor)
 
-    def _wait_for(self, predicate, timeout=10):
+    def _wait_for(self, predicate, timeout=30):
         deadline = time.monotonic() + timeout
         while not predicate() and time.monotonic() < deadline:
             time.sleep(0.02)
