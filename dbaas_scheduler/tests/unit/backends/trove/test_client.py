@@ -18,6 +18,7 @@ import threading
 from unittest import mock
 
 import fixtures
+from keystoneauth1 import session as ks_session
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends.trove import client
@@ -142,3 +143,14 @@ class TestSharedConnection(base.TestCase):
         # The second round reused the first round's connections (requests'
         # own pool of 10 opened six more).
         self.assertLessEqual(len(ports), threads)
+
+    def test_the_larger_pool_keeps_keystoneauths_tls_settings(self):
+        try:
+            session = ks_session.Session(tls_min_version='1.3')
+        except TypeError:
+            self.skipTest('this keystoneauth has no TLS settings')
+        client._mount_pools(session, 24)
+        for scheme in ('https://', 'http://'):
+            adapter = session.session.get_adapter(scheme)
+            self.assertIsInstance(adapter, ks_session.TCPKeepAliveAdapter)
+            self.assertEqual('1.3', adapter.tls_min_version)
