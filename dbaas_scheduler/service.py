@@ -122,6 +122,18 @@ class StopSignals:
     main loop, which is blocked while the launcher waits for its children
     to stop; the second Ctrl-C is therefore acted on in the Python signal
     handler itself, which runs in any case.
+
+    Two private names are reached, because no public way exists: the
+    launcher's cotyledon ``ServiceManager`` (oslo.service's ``_manager``)
+    and its ``_on_signal_received``.  A handler of our own for ``SIGINT``
+    is not enough: cotyledon learns of every caught signal through
+    ``signal.set_wakeup_fd`` and makes ``SIGINT`` a fast exit whatever the
+    handler.  The upstream changes that would remove both: cotyledon, an
+    option to take ``SIGINT`` as ``SIGTERM`` (or an ``on_sigint`` hook
+    beside ``register_hooks``); oslo.service, the launcher's manager (or
+    its hooks) made public.  If either is missing, :meth:`install` says
+    so in a WARNING; the functional tests of Ctrl-C on a real worker
+    (``tests/functional/worker/test_stop_restart.py``) fail too.
     """
 
     def __init__(self, manager):

@@ -12,7 +12,8 @@
 """The API's middleware pipeline, assembled in one place.
 
 From the outside in, a request meets: HTTPProxyToWSGI (the client's
-scheme and host behind a proxy), RequestId, CORS (when
+scheme and host behind a proxy), RequestId, the request log (one INFO
+line per request, :mod:`dbaas_scheduler.api.requestlog`), CORS (when
 ``[cors] allowed_origin`` is set), and the fault wrapper that turns every
 exception below it into a JSON error (once more inside authentication).
 Then ``/healthcheck`` (oslo.middleware's Healthcheck, with its
@@ -31,6 +32,7 @@ from dbaas_scheduler.api import auth
 from dbaas_scheduler.api import fault
 from dbaas_scheduler.api import handler
 from dbaas_scheduler.api import openapi
+from dbaas_scheduler.api import requestlog
 from dbaas_scheduler import metrics
 
 
@@ -66,6 +68,7 @@ def deploy(conf, worker_api=None):
     application = fault.FaultWrapper(application)
     if conf.cors.allowed_origin:
         application = oslo_middleware.CORS(application, conf)
+    application = requestlog.RequestLog(application)
     application = oslo_middleware.RequestId(application)
     application = oslo_middleware.HTTPProxyToWSGI(application, conf)
     return application

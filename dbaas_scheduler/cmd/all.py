@@ -17,17 +17,22 @@ serves the REST API without authentication (``auth_strategy = noauth``)
 on 127.0.0.1; the database schema is created or upgraded at start.
 """
 
+import os
+
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
+from sqlalchemy.engine import url as sa_url
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.backends import loader
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.engine import service as engine_service
+from dbaas_scheduler.objects import access
 from dbaas_scheduler import service
 from dbaas_scheduler.worker import service as worker_service
 
@@ -98,4 +103,39 @@ def _main(argv):
                  before or '<empty>', migration.version())
     # The launcher forks: no database connection may cross the fork.
     db_api.get_engine().dispose()
+    log_what_it_does(CONF)
     return service.launch(CONF, AllInOneService(CONF))
+
+
+def log_what_it_does(conf):
+    """Say where the data is, who may call the API and where it is.
+
+    The all-in-one is what a newcomer starts first, with no configuration:
+    the start log names the SQLite file to back up or remove, the backends
+    a policy can use, the URL to call, and, at WARNING, that without
+    authentication anyone who reaches that URL is an admin.
+    """
+    url = sa_url.make_url(conf.database.connection)
+    if url.get_backend_name() == 'sqlite':
+        data = ('SQLite file %s' % os.path.abspath(url.database)
+                if url.database not in (None, '', ':memory:')
+                else 'SQLite in memory (lost at exit)')
+    else:
+        data = common.masked_url(conf.database.connection)
+    host = conf.api.bind_host
+    api_url = 'http://%s:%d/' % ('[%s]' % host if ':' in host else host,
+                                 conf.api.bind_port)
+    default = access.default_backend(conf)
+    backends = ', '.join(
+        '%s (the default)' % name if name == default else name
+        for name in loader.available())
+    instances = ', '.join(sorted(conf.local_backend.instances)) or 'none'
+    LOG.info('%s: data in %s; REST API on %s; authentication: %s; '
+             'backends: %s; local backend instances: %s',
+             BINARY, data, api_url, conf.auth_strategy, backends, instances)
+    if conf.auth_strategy == 'noauth':
+        LOG.warning('Authentication is off (auth_strategy = noauth): every '
+                    'request to %s acts as the admin of project admin, or '
+                    'as whatever project and roles its X-Project-Id and '
+                    'X-Roles headers name. Serve it only where every '
+                    'client is trusted.', api_url)

@@ -111,17 +111,19 @@ def _tune_sqlite(engine):
         return
 
     sa.event.listen(engine, 'connect', _sqlite_connect)
-    sa.event.listen(engine, 'begin', _sqlite_begin_immediate, insert=True)
+    sa.event.listen(engine, 'begin', _sqlite_begin_immediate)
     sa.event.listen(engine, 'commit', _sqlite_end)
     sa.event.listen(engine, 'rollback', _sqlite_end)
-    # oslo.db's own listener emits a plain (deferred) BEGIN, and SQLAlchemy
-    # 2.1 calls it before ours whatever ``insert`` says: ours then saw its
-    # flag and did nothing, and a transaction that read, then wrote, failed
-    # at once with "database is locked" whenever another connection had
-    # written in between (500s of the all-in-one API under load).
-    for listener in list(engine.dispatch.begin):
-        if getattr(listener, '__name__', None) == '_sqlite_emit_begin':
-            sa.event.remove(engine, 'begin', listener)
+    # oslo.db's engines have a 'begin' listener of their own that emits a
+    # plain (deferred) BEGIN, and it runs before ours (SQLAlchemy ignores
+    # ``insert=True`` for engine events): ours then finds the transaction
+    # begun and does nothing.  A deferred transaction that read, then
+    # wrote, failed at once with "database is locked" whenever another
+    # connection had written in between (500s of the all-in-one API under
+    # load).  So every BEGIN sent on this engine, whoever sends it, takes
+    # the write lock up front: no need to know oslo.db's listener.
+    sa.event.listen(engine, 'before_cursor_execute',
+                    _sqlite_begin_to_immediate, retval=True)
 
 
 def _sqlite_connect(dbapi_connection, record):
@@ -137,9 +139,25 @@ def _sqlite_connect(dbapi_connection, record):
 
 
 def _sqlite_begin_immediate(connection):
+    # The mark oslo.db's listener sets and reads: whichever runs first
+    # begins, the other sees the mark.  Were it renamed, both would begin
+    # and every transaction would fail loudly ("cannot start a transaction
+    # within a transaction"), never silently deferred.
     if 'in_transaction' not in connection.info:
         connection.exec_driver_sql('BEGIN IMMEDIATE')
         connection.info['in_transaction'] = True
+
+
+_SQLITE_DEFERRED_BEGINS = frozenset(
+    ['BEGIN', 'BEGIN TRANSACTION', 'BEGIN DEFERRED',
+     'BEGIN DEFERRED TRANSACTION'])
+
+
+def _sqlite_begin_to_immediate(connection, cursor, statement, parameters,
+                               context, executemany):
+    if statement.strip().upper() in _SQLITE_DEFERRED_BEGINS:
+        statement = 'BEGIN IMMEDIATE'
+    return statement, parameters
 
 
 def _sqlite_end(connection):

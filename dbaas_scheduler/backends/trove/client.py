@@ -26,6 +26,7 @@ import urllib.parse
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
 from oslo_context import context as oslo_context
 
 from dbaas_scheduler.backends import base
@@ -76,11 +77,19 @@ def request_timeout(conf):
     return conf[service_credentials.GROUP].timeout or DEFAULT_TIMEOUT
 
 
-def _resize_pool(adapter, size):
-    """Let a requests ``HTTPAdapter`` keep ``size`` connections per host."""
-    adapter._pool_maxsize = size
-    adapter.init_poolmanager(adapter._pool_connections, size,
-                             block=adapter._pool_block)
+def _mount_pools(session, size):
+    """Let the keystoneauth ``session`` keep ``size`` connections per host.
+
+    keystoneauth mounts its own adapter (TCP keep-alive, and its TLS
+    settings in versions that have them) with requests' 10 connections;
+    one of the same class, with the same TLS settings and a larger pool,
+    replaces it.  Only public constructors: no pool attribute is touched.
+    """
+    tls = {name: getattr(session, name) for name in (
+        'tls_ciphers', 'tls_min_version') if getattr(session, name, None)}
+    for scheme in ('https://', 'http://'):
+        session.session.mount(scheme, ks_session.TCPKeepAliveAdapter(
+            pool_maxsize=size, **tls))
 
 
 class TroveClient:
@@ -105,13 +114,8 @@ class TroveClient:
                 timeout=request_timeout(self.conf))
             # requests keeps 10 connections per host: more worker threads
             # would open and discard connections, with a warning each time.
-            # The adapters keystoneauth mounted are resized in place, so
-            # that whatever else it configured on them (TLS settings, in
-            # versions that have them) stays.
-            size = (self.conf.worker.pool_size
-                    + self.conf.worker.poll_concurrency)
-            for scheme in ('https://', 'http://'):
-                _resize_pool(session.session.get_adapter(scheme), size)
+            _mount_pools(session, self.conf.worker.pool_size
+                         + self.conf.worker.poll_concurrency)
             self._session = session
         return self._session
 

@@ -20,8 +20,11 @@ on disk.
 import gzip
 import os
 import random
+import re
 import sqlite3
 import threading
+import urllib.error
+import urllib.request
 
 import fixtures
 from testtools import content
@@ -151,3 +154,55 @@ class TestAllInOne(base.TestCase):
         self.assertNotIn('database is locked', log)
         self.assertEqual([], [line for line in log.splitlines()
                               if ' ERROR ' in line])
+
+    def test_the_log_says_what_it_does(self):
+        log = self.process.log()
+        database = os.path.join(self.tempdir, 'state',
+                                'dbaas_scheduler.sqlite')
+        summary = [line for line in log.splitlines()
+                   if 'dbaas-scheduler-all: data in' in line]
+        self.assertEqual(1, len(summary), log)
+        self.assertIn(' INFO ', summary[0])
+        for part in ('data in SQLite file %s;' % database,
+                     'REST API on http://127.0.0.1:%d/;' % self.port,
+                     'authentication: noauth;', 'local (the default)',
+                     'local backend instances: notes'):
+            self.assertIn(part, summary[0])
+        # The instance's URL may hold a password: only its name is shown.
+        self.assertNotIn(self.notes, summary[0])
+        self.assertTrue(any(
+            ' WARNING ' in line and 'Authentication is off' in line
+            and 'acts as the admin' in line for line in log.splitlines()),
+            log)
+
+        # Each request: one INFO line with its method, path, status, time
+        # and request id -- not its query string.
+        sent = []
+        for path, query in (('/v1/backup-policies', '?name=notes'),
+                            ('/v1/executions/no-such-execution', '')):
+            request = urllib.request.Request(
+                'http://127.0.0.1:%d%s%s' % (self.port, path, query),
+                headers=self.request_headers())
+            try:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    sent.append((path, answer.status, answer.headers[
+                        'X-OpenStack-Request-ID']))
+            except urllib.error.HTTPError as error:
+                sent.append((path, error.code,
+                             error.headers['X-OpenStack-Request-ID']))
+        self.assertEqual([200, 404], [status for _, status, _ in sent])
+
+        def logged():
+            lines = [line for line in self.process.log().splitlines()
+                     if 'dbaas_scheduler.api.requestlog' in line]
+            found = [[line for line in lines if request_id in line]
+                     for _, _, request_id in sent]
+            return found if all(found) else None
+
+        found = process_fixtures.wait_until(logged, 10, 0.1)
+        self.assertTrue(found, self.process.log()[-3000:])
+        for (path, status, request_id), lines in zip(sent, found):
+            self.assertEqual(1, len(lines), lines)
+            self.assertRegex(lines[0], r' INFO .* GET %s %d \d+\.\d{3} s %s$'
+                             % (re.escape(path), status, request_id))
+            self.assertNotIn('name=notes', lines[0])

@@ -19,6 +19,7 @@ import oslo_messaging as messaging
 from oslo_messaging import conffixture
 from oslotest import base
 
+from dbaas_scheduler import context
 from dbaas_scheduler import rpc
 
 
@@ -69,3 +70,47 @@ class TestGetServer(base.BaseTestCase):
         self.addCleanup(server.stop)
         self.assertIsInstance(server._work_executor,
                               rpc.BoundedThreadPoolExecutor)
+
+    def _wait_for(self, predicate, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not predicate() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def test_a_busy_server_leaves_casts_to_the_others(self):
+        # What the bounded pool is for, seen from outside: a server whose
+        # threads all work stops taking casts, and another server of the
+        # topic gets them.  With oslo.messaging's own pool the busy server
+        # takes all ten (and would lose them if it died).
+        release = threading.Event()
+
+        class Endpoint:
+            def __init__(self, block):
+                self.block = block
+                self.taken = []
+
+            def work(self, ctxt, n):
+                self.taken.append(n)
+                if self.block:
+                    release.wait(30)
+
+        busy, free = Endpoint(block=True), Endpoint(block=False)
+        client = rpc.get_client(messaging.Target(topic='t'))
+        servers = []
+        for name, endpoint in (('busy', busy), ('free', free)):
+            server = rpc.get_server(
+                messaging.Target(topic='t', server=name), [endpoint])
+            self.addCleanup(server.wait)
+            self.addCleanup(server.stop)
+            servers.append(server)
+        self.addCleanup(release.set)
+
+        servers[0].start(override_pool_size=2)
+        for n in range(10):
+            client.cast(context.get_admin_context(), 'work', n=n)
+        self._wait_for(lambda: len(busy.taken) == 2)
+        time.sleep(0.5)  # time enough for a hoarding server to take more
+        servers[1].start(override_pool_size=2)
+        # Two run on the busy server; one more waits in its listener.
+        self._wait_for(lambda: len(free.taken) >= 7)
+        self.assertEqual(2, len(busy.taken))
+        self.assertGreaterEqual(len(free.taken), 7)

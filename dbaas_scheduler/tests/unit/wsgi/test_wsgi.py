@@ -97,7 +97,10 @@ class TestApplication(base.TestCase):
     def write_config(self, name):
         path = os.path.join(self.tempdir, name)
         with open(path, 'w') as stream:
+            # Log lines (one per request) on stderr: stdout is the
+            # answers' JSON.
             stream.write('[DEFAULT]\nauth_strategy = noauth\n'
+                         'use_stderr = true\n'
                          'rpc_transport = none\nstate_path = %s\n'
                          '[database]\nconnection = sqlite:///%s\n' % (
                              self.tempdir, os.path.join(self.tempdir,

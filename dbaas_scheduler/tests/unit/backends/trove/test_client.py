@@ -12,7 +12,13 @@
 """Trove's URL for a project, and the keystoneauth session threads share."""
 
 import concurrent.futures
+import http.server
+import logging
+import threading
 from unittest import mock
+
+import fixtures
+from keystoneauth1 import session as ks_session
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends.trove import client
@@ -79,11 +85,6 @@ class TestSharedConnection(base.TestCase):
         adapter = adapters.pop()
         self.assertEqual('database', adapter.service_type)
         self.assertEqual('internal', adapter.interface)
-        # The session's pool holds a connection per worker thread.
-        pool = adapter.session.session.get_adapter('http://')
-        self.assertEqual(self.conf.worker.pool_size
-                         + self.conf.worker.poll_concurrency,
-                         pool._pool_maxsize)
         self.assertEqual(client.DEFAULT_TIMEOUT, adapter.session.timeout)
 
     def test_configured_timeout(self):
@@ -96,3 +97,60 @@ class TestSharedConnection(base.TestCase):
                                 client.TroveClient(self.conf).adapter,
                                 fakes.make_policy())
         self.assertIn('auth_type', str(exc))
+
+    def test_every_worker_thread_keeps_its_connection(self):
+        # requests' own pool keeps 10 connections per host: with more
+        # worker threads, urllib3 discarded one ("Connection pool is
+        # full") after every request, and the next opened a new one.
+        self.flags(group='service_credentials', auth_type='none')
+        self.flags(group='worker', pool_size=14, poll_concurrency=2)
+        threads = 16
+        ports = set()
+        together = threading.Barrier(threads)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def do_GET(self):
+                ports.add(self.client_address[1])
+                try:
+                    together.wait(30)
+                except threading.BrokenBarrierError:
+                    pass
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        server.daemon_threads = True
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = 'http://127.0.0.1:%d/' % server.server_address[1]
+        urllib3_log = self.useFixture(fixtures.FakeLogger(
+            name='urllib3.connectionpool', level=logging.WARNING))
+        session = client.TroveClient(self.conf).adapter(
+            fakes.make_policy()).session
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            for _ in range(2):
+                together.reset()
+                list(pool.map(lambda _: session.get(url, authenticated=False),
+                              range(threads)))
+        self.assertEqual('', urllib3_log.output)
+        # The second round reused the first round's connections (requests'
+        # own pool of 10 opened six more).
+        self.assertLessEqual(len(ports), threads)
+
+    def test_the_larger_pool_keeps_keystoneauths_tls_settings(self):
+        try:
+            session = ks_session.Session(tls_min_version='1.3')
+        except TypeError:
+            self.skipTest('this keystoneauth has no TLS settings')
+        client._mount_pools(session, 24)
+        for scheme in ('https://', 'http://'):
+            adapter = session.session.get_adapter(scheme)
+            self.assertIsInstance(adapter, ks_session.TCPKeepAliveAdapter)
+            self.assertEqual('1.3', adapter.tls_min_version)
