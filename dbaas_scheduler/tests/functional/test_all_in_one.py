@@ -156,7 +156,7 @@ class TestAllInOne(base.TestCase):
                               if ' ERROR ' in line])
 
     def test_the_log_says_what_it_does(self):
-        log = self.process.log()
+        log = self.service.log()
         database = os.path.join(self.tempdir, 'state',
                                 'dbaas_scheduler.sqlite')
         summary = [line for line in log.splitlines()
@@ -164,7 +164,7 @@ class TestAllInOne(base.TestCase):
         self.assertEqual(1, len(summary), log)
         self.assertIn(' INFO ', summary[0])
         for part in ('data in SQLite file %s;' % database,
-                     'REST API on http://127.0.0.1:%d/;' % self.port,
+                     'REST API on http://127.0.0.1:%d/;' % self.service.port,
                      'authentication: noauth;', 'local (the default)',
                      'local backend instances: notes'):
             self.assertIn(part, summary[0])
@@ -181,8 +181,8 @@ class TestAllInOne(base.TestCase):
         for path, query in (('/v1/backup-policies', '?name=notes'),
                             ('/v1/executions/no-such-execution', '')):
             request = urllib.request.Request(
-                'http://127.0.0.1:%d%s%s' % (self.port, path, query),
-                headers=self.request_headers())
+                'http://127.0.0.1:%d%s%s' % (self.service.port, path, query),
+                headers=self.service.headers)
             try:
                 with urllib.request.urlopen(request, timeout=10) as answer:
                     sent.append((path, answer.status, answer.headers[
@@ -193,14 +193,14 @@ class TestAllInOne(base.TestCase):
         self.assertEqual([200, 404], [status for _, status, _ in sent])
 
         def logged():
-            lines = [line for line in self.process.log().splitlines()
+            lines = [line for line in self.service.log().splitlines()
                      if 'dbaas_scheduler.api.requestlog' in line]
             found = [[line for line in lines if request_id in line]
                      for _, _, request_id in sent]
             return found if all(found) else None
 
         found = process_fixtures.wait_until(logged, 10, 0.1)
-        self.assertTrue(found, self.process.log()[-3000:])
+        self.assertTrue(found, self.service.log()[-3000:])
         for (path, status, request_id), lines in zip(sent, found):
             self.assertEqual(1, len(lines), lines)
             self.assertRegex(lines[0], r' INFO .* GET %s %d \d+\.\d{3} s %s$'
