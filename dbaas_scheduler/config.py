@@ -19,6 +19,22 @@ from dbaas_scheduler import version
 PROJECT = 'dbaas-scheduler'
 
 
+def prepare(conf, command_line=False):
+    """Register our options and oslo.log's on ``conf``, with our defaults.
+
+    What :func:`parse_args` does before it parses, for a program whose
+    command line another library parses (``dbaas-scheduler-status``).
+    """
+    dbaas_conf.register_opts(conf)
+    logging.register_options(conf)
+    # Programs report schema upgrades themselves; alembic's per-step INFO
+    # lines would only repeat them.
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + ['alembic=WARN']))
+    if command_line:
+        conf.set_default('use_stderr', True)
+
+
 def parse_args(conf, argv, default_config_files=None, command_line=False):
     """Register our options and oslo.log's on ``conf`` and parse ``argv``.
 
@@ -31,14 +47,7 @@ def parse_args(conf, argv, default_config_files=None, command_line=False):
     and friends); with none found, every option has its default: the
     embedded SQLite database under ``state_path``.
     """
-    dbaas_conf.register_opts(conf)
-    logging.register_options(conf)
-    # Programs report schema upgrades themselves; alembic's per-step INFO
-    # lines would only repeat them.
-    logging.set_defaults(default_log_levels=(
-        logging.get_default_log_levels() + ['alembic=WARN']))
-    if command_line:
-        conf.set_default('use_stderr', True)
+    prepare(conf, command_line)
     conf(argv, project=PROJECT, version=version.version_string(),
          default_config_files=default_config_files)
     logging.setup(conf, PROJECT)

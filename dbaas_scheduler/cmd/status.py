@@ -12,13 +12,13 @@
 """dbaas-scheduler-status: checks to run before and after an upgrade."""
 
 from oslo_config import cfg
+from oslo_log import log as logging
 from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
 from dbaas_scheduler.cmd import common
-from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
@@ -27,10 +27,29 @@ from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import servicegroup
 
 CONF = cfg.CONF
+PROGRAM = 'dbaas-scheduler-status'
+# As oslo.upgradecheck: 1 and 2 are a check's warning and failure.
+ERROR_STATUS = 255
 
 
 class Checks(upgradecheck.UpgradeCommands):
     """The checks ``dbaas-scheduler-status upgrade check`` runs."""
+
+    def __init__(self, argv=()):
+        self._argv = list(argv)
+
+    def check(self):
+        # The command line has been parsed by now (upgradecheck.main).
+        logging.setup(CONF, config.PROJECT)
+        try:
+            # A database that cannot be reached is one line, not a
+            # check's traceback.
+            common.check_database(CONF)
+        except Exception as exc:
+            if not common.report_mistake(PROGRAM, exc, self._argv):
+                raise
+            return ERROR_STATUS
+        return super().check()
 
     def _configure_database(self):
         # Once, after the command line was parsed (which happens after this
@@ -98,17 +117,12 @@ class Checks(upgradecheck.UpgradeCommands):
 
 
 def main(argv=None):
-    # 255, as oslo.upgradecheck: 1 and 2 are a check's warning and failure.
-    return common.run('dbaas-scheduler-status', _main, argv,
-                      error_status=255)
+    return common.run(PROGRAM, _main, argv, error_status=ERROR_STATUS)
 
 
 def _main(argv):
-    dbaas_conf.register_opts(CONF)
+    config.prepare(CONF, command_line=True)
     policy_opts.set_defaults(CONF)
-    upgradecheck.register_cli_options(CONF, Checks())
-    config.parse_args(CONF, argv, command_line=True)
-    # A database that cannot be reached is one line, not a check's
-    # traceback.
-    common.check_database(CONF)
-    return upgradecheck.run(CONF)
+    # upgradecheck.main, not register_cli_options and run: only main keeps
+    # the parsed configuration where UpgradeCommands.check reads --json.
+    return upgradecheck.main(CONF, config.PROJECT, Checks(argv), argv)

@@ -19,6 +19,7 @@ the traceback back.
 """
 
 import os
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -303,3 +304,30 @@ class TestSecondAllInOne(OperatorMistakeTest):
         log = first.log()
         self.assertIn('instances', log)
         self.assertNotIn(secret, log)
+
+
+class TestPortInUse(OperatorMistakeTest):
+
+    def test_a_port_in_use_is_one_line(self):
+        # Another program listening on the API's port: refused at once,
+        # not a child restarted forever with a traceback each time.
+        port = ports.free_port()
+        other = socket.socket()
+        self.addCleanup(other.close)
+        other.bind(('127.0.0.1', port))
+        other.listen(1)
+        config = self.config({'api': {'bind_host': '127.0.0.1',
+                                      'bind_port': port}})
+        for program in ('all', 'api'):
+            line = self.assertRefused(
+                program, config, 'another program already listens on '
+                '127.0.0.1 port %d: stop it, or give this service another '
+                'port ([api] bind_port)' % port, timeout=60)
+            self.assertNotIn('Address already in use', line)
+
+    def test_an_address_not_of_this_host_is_one_line(self):
+        # 192.0.2.1 (TEST-NET-1) is no address of this host.
+        config = self.config({'api': {'bind_host': '192.0.2.1',
+                                      'bind_port': ports.free_port()}})
+        self.assertRefused('api', config, '[api] bind_host 192.0.2.1 is not '
+                           'an address of this host', timeout=60)

@@ -17,6 +17,7 @@ revision behind is a warning that names the command to run; a schema this
 code does not know is a failure (2).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -123,6 +124,32 @@ class _UpgradePath:
         code, text = self.check()
         self.assertEqual(2, code, text)
         self.assertIn('has no schema', text)
+
+    def test_json(self):
+        result = self.run_script('dbaas-scheduler-status', 'upgrade',
+                                 'check', '--json')
+        self.assertEqual(2, result.returncode, result.stderr)
+        # Only the JSON document on standard output; logs go to stderr.
+        report = json.loads(result.stdout)
+        self.assertEqual('Upgrade Check Results', report['name'])
+        checks = {check['check']: check for check in report['checks']}
+        self.assertEqual(2, checks['Database schema']['result'])
+        self.assertIn('has no schema', checks['Database schema']['details'])
+        self.assertIn('Engines and workers', checks)
+
+    def test_unreachable_database_is_one_line(self):
+        with open(self.config, 'w') as stream:
+            stream.write('[database]\nconnection = '
+                         'mysql+pymysql://nobody:secret@127.0.0.1:9/x\n')
+        result = self.run_script('dbaas-scheduler-status', 'upgrade',
+                                 'check', '--json')
+        self.assertEqual(255, result.returncode)
+        self.assertEqual('', result.stdout)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(1, len(lines), result.stderr)
+        self.assertTrue(lines[0].startswith('dbaas-scheduler-status: '),
+                        lines[0])
+        self.assertNotIn('secret', result.stderr)
 
 
 class TestUpgradePathSQLite(_UpgradePath, base.TestCase):
