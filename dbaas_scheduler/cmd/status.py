@@ -23,6 +23,7 @@ from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.db import names
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import servicegroup
 
@@ -30,6 +31,8 @@ CONF = cfg.CONF
 PROGRAM = 'dbaas-scheduler-status'
 # As oslo.upgradecheck: 1 and 2 are a check's warning and failure.
 ERROR_STATUS = 255
+# The renames of duplicate policy names the check lists.
+MAX_RENAMES_SHOWN = 20
 
 
 class Checks(upgradecheck.UpgradeCommands):
@@ -108,8 +111,32 @@ class Checks(upgradecheck.UpgradeCommands):
                 'its log.' % (' nor '.join(missing), CONF.service_down_time))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
+    def _check_policy_names(self):
+        # Before the migration that makes names unique in a project: the
+        # renames it will make, so that nobody is surprised by them.
+        self._configure_database()
+        if migration.version() is None:
+            return upgradecheck.Result(
+                upgradecheck.Code.SUCCESS,
+                'Not checked: the database has no schema.')
+        renames = names.duplicate_renames(db_api.list_policy_names(
+            dbaas_context.get_admin_context()))
+        if not renames:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        shown = sorted(renames.items())[:MAX_RENAMES_SHOWN]
+        return upgradecheck.Result(
+            upgradecheck.Code.WARNING,
+            '%d backup policies share their name with an older policy of '
+            'their project; names are unique in a project from this '
+            'release on, and "dbaas-scheduler-manage db sync" renames '
+            'them: %s%s.' % (
+                len(renames), ', '.join('policy %s to "%s"' % item
+                                        for item in shown),
+                ', ...' if len(renames) > len(shown) else ''))
+
     _upgrade_checks = (
         ('Database schema', _check_database_schema),
+        ('Policy names', _check_policy_names),
         ('Engines and workers', _check_services),
         ('Policy file JSON to YAML migration',
          (common_checks.check_policy_json, {'conf': CONF})),

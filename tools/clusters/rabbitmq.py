@@ -235,6 +235,9 @@ class Cluster:
                 node.start()
         for node in self.nodes:
             self._wait_running(node, timeout)
+        if len(self.nodes) == 1:
+            # A node alone: no cluster to form.
+            return
         first = self.nodes[0]
         members, _ = first.members()
         for node in self.nodes[1:]:

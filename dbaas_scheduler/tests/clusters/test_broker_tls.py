@@ -24,10 +24,10 @@ import ipaddress
 import os
 import unittest
 
-from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import serialization
+from cryptography import x509
 from cryptography.x509.oid import NameOID
 import fixtures
 from oslo_config import cfg
@@ -135,7 +135,7 @@ class TestBrokerTLS(base.TestCase):
                 _tail(self.cluster.node(1).log))))
         self.cluster.start()
 
-    def conf(self, host, **rabbit):
+    def broker_conf(self, host, **rabbit):
         conf = cfg.ConfigOpts()
         dbaas_conf.register_opts(conf)
         conf([], project='dbaas-scheduler-test', default_config_files=[])
@@ -151,14 +151,14 @@ class TestBrokerTLS(base.TestCase):
 
     def test_the_private_ca_verifies_the_broker(self):
         for host in ('127.0.0.1', 'localhost'):
-            common.check_transport(self.conf(host, ssl=True,
-                                             ssl_ca_file=self.ca),
-                                   attempts=1)
+            conf = self.broker_conf(host, ssl=True, ssl_ca_file=self.ca)
+            common.check_transport(conf, attempts=1)
 
     def test_without_the_ca_the_check_fails_in_one_line(self):
         # The system's CAs do not know this broker's certificate.
-        conf = self.conf('127.0.0.1', ssl=True, ssl_ca_file='/etc/ssl/'
-                         'certs/ca-certificates.crt')
+        conf = self.broker_conf(
+            '127.0.0.1', ssl=True,
+            ssl_ca_file='/etc/ssl/certs/ca-certificates.crt')
         exc = self.assertRaises(common.StartupRefused, common.check_transport,
                                 conf, attempts=1)
         self.assertIn('CERTIFICATE_VERIFY_FAILED', str(exc))
