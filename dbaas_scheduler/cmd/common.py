@@ -26,7 +26,9 @@ restarting a child that fails the same way forever.
 
 import errno
 import fcntl
+import itertools
 import os
+import re
 import socket
 import ssl
 import sys
@@ -148,11 +150,16 @@ def report_mistake(program, exc, argv):
 
 
 def check_database(conf, program=None, schema=False):
-    """Connect to ``[database] connection`` once, or refuse to start.
+    """Connect to ``[database] connection``, or refuse to start.
 
     With ``program``, the option must have been set: only
     dbaas-scheduler-all may use the embedded SQLite default.  With
-    ``schema``, the database must also have a schema.
+    ``schema``, the database must also have a schema.  A mistake (a
+    refused password, an unknown database, no schema) ends the program at
+    once; a database that does not answer -- a Galera node failing over,
+    a server still starting -- is tried again, as oslo.db does, every
+    ``[database] retry_interval`` seconds up to ``[database] max_retries``
+    times (-1: until it answers), one warning per failed attempt.
     """
     if program is not None:
         location = conf.get_location('connection', group='database')
@@ -172,22 +179,78 @@ def check_database(conf, program=None, schema=False):
                                     % (masked_url(url), exc.strerror or exc))
     try:
         engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    except ImportError as exc:
+        raise StartupRefused(reason=missing_driver(url, exc))
     except Exception as exc:
         raise StartupRefused(reason='[database] connection %s is not a '
                                     'usable database URL: %s'
                                     % (masked_url(url), _reason(exc)))
     try:
+        _wait_for_database(conf, engine, url)
         if schema and migration.version(engine) is None:
             raise StartupRefused(reason=(
                 'the database %s has no schema: run "dbaas-scheduler-manage '
                 'db upgrade" first' % masked_url(url)))
-        with engine.connect() as connection:
-            connection.execute(sa.text('SELECT 1'))
-    except sa.exc.DBAPIError as exc:
+    except (sa.exc.DBAPIError, db_exc.DBError) as exc:
         raise StartupRefused(reason='cannot connect to the database %s: %s'
                                     % (masked_url(url), _reason(exc)))
     finally:
         engine.dispose()
+
+
+# A server that does not answer (down, failing over, starting), as the
+# drivers say it; anything else (a refused password, an unknown database)
+# is a mistake that waiting does not mend.
+_UNREACHABLE = re.compile(
+    r"Connection refused|could not connect|connection to server at .* "
+    r"failed: (?!.*(password|does not exist|no pg_hba))|timeout expired|"
+    r"timed out|Can't connect to (MySQL|MariaDB) server|"
+    r"Lost connection to (MySQL|MariaDB) server|"
+    r"server closed the connection unexpectedly|No route to host|"
+    r"\((2002|2003|2006|2013)[,)]", re.IGNORECASE | re.DOTALL)
+
+
+def _unreachable(exc):
+    return bool(_UNREACHABLE.search(str(getattr(exc, 'orig', None) or exc)))
+
+
+def _wait_for_database(conf, engine, url):
+    retries = conf.database.max_retries
+    attempts = itertools.count(1) if retries < 0 else range(1, retries + 2)
+    for attempt in attempts:
+        try:
+            with engine.connect() as connection:
+                connection.execute(sa.text('SELECT 1'))
+            return
+        except sa.exc.DBAPIError as exc:
+            if not _unreachable(exc) or (retries >= 0 and attempt > retries):
+                raise
+            LOG.warning('The database %s does not answer (attempt %d of %s), '
+                        'trying again in %s s: %s', masked_url(url), attempt,
+                        retries + 1 if retries >= 0 else 'unlimited',
+                        conf.database.retry_interval, _reason(exc))
+            time.sleep(conf.database.retry_interval)
+
+
+# The database drivers this service's extras install (setup.cfg).
+DRIVER_EXTRAS = {'pymysql': ('mysql', 'mysql+pymysql'),
+                 'psycopg2': ('postgresql', 'postgresql+psycopg2')}
+
+
+def missing_driver(url, exc):
+    """What to install when the driver of ``url`` cannot be imported."""
+    module = getattr(exc, 'name', None) or str(exc)
+    extra = DRIVER_EXTRAS.get(module)
+    if extra is not None:
+        return ('the database driver %s of [database] connection %s is not '
+                'installed: install dbaas-scheduler with its [%s] extra '
+                '(pip install "dbaas-scheduler[%s]")'
+                % (module, masked_url(url), extra[0], extra[0]))
+    return ('the database driver %s of [database] connection %s is not '
+            'installed: use a driver this service installs with an extra, '
+            '%s' % (module, masked_url(url), ', '.join(
+                '%s:// (pip install "dbaas-scheduler[%s]")' % (scheme, name)
+                for name, scheme in sorted(DRIVER_EXTRAS.values()))))
 
 
 def check_writable_directory(path, what):

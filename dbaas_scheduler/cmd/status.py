@@ -45,8 +45,9 @@ class Checks(upgradecheck.UpgradeCommands):
         # The command line has been parsed by now (upgradecheck.main).
         logging.setup(CONF, config.PROJECT)
         try:
-            # A database that cannot be reached is one line, not a
-            # check's traceback.
+            # A bad option value, or a database that cannot be reached,
+            # is one line, not a check's traceback.
+            config.check_values(CONF)
             common.check_database(CONF)
         except Exception as exc:
             if not common.report_mistake(PROGRAM, exc, self._argv):

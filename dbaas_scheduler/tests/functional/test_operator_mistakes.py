@@ -22,6 +22,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import urllib.parse
 
 import fixtures
@@ -33,6 +34,7 @@ from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional import db_fixtures
 from dbaas_scheduler.tests.functional import messaging_fixtures
 from dbaas_scheduler.tests.functional import process_fixtures
+from dbaas_scheduler.tests.functional import tcp_proxy
 
 SERVICES = ('api', 'engine', 'worker')
 PROGRAMS = ('all',) + SERVICES + ('manage', 'status')
@@ -141,6 +143,22 @@ class TestConfigurationFile(OperatorMistakeTest):
                          'found: %s' % missing,
                          done.stderr.splitlines()[-1])
 
+    def test_a_bad_value_is_one_line_before_anything_is_done(self):
+        config = self.config({'engine': {'tick_threads': 'abc'}})
+        for program in PROGRAMS:
+            line = self.assertRefused(
+                program, config, "[engine] tick_threads in %s is not valid: "
+                "'abc' is not a whole number" % config)
+            self.assertNotIn('LocationInfo', line)
+        # Refused before the embedded database was made.
+        self.assertFalse(os.path.exists(self.state))
+
+    def test_an_out_of_range_value_is_one_line(self):
+        config = self.config({'api': {'bind_port': '99999'}})
+        self.assertRefused('all', config, '[api] bind_port in %s is not '
+                           'valid: Should be less than or equal to 65535'
+                           % config)
+
 
 class TestDatabase(OperatorMistakeTest):
 
@@ -165,13 +183,53 @@ class TestDatabase(OperatorMistakeTest):
             self.assertIn('Access denied', line)
 
     def test_an_unreachable_database_is_one_line(self):
-        config = self.config({'database': {'connection': UNREACHABLE_DB}})
+        # Tried max_retries more times, retry_interval apart, a warning
+        # each; then one line.
+        config = self.config({'database': {'connection': UNREACHABLE_DB,
+                                           'max_retries': 2,
+                                           'retry_interval': 1}})
         for program in PROGRAMS:
             line = self.assertRefused(
                 program, config, 'cannot connect to the database '
                 'postgresql+psycopg2://openstack_citest:***@127.0.0.1:1/'
                 'openstack_citest: ')
             self.assertIn('Connection refused', line)
+            stderr = self.getDetails()['%s-%d' % (
+                program, len(self.getDetails()) - 1)].as_text()
+            self.assertEqual(2, stderr.count('does not answer (attempt '),
+                             stderr)
+
+    def test_a_database_that_comes_back_is_waited_for(self):
+        # A server that answers only from the third attempt on (a failover):
+        # the program starts, after two warnings.
+        proxy = self.useFixture(tcp_proxy.TCPProxy('127.0.0.1', 5432))
+        proxy.cut()
+        comes_back = threading.Timer(2.5, proxy.restore)
+        comes_back.start()
+        self.addCleanup(comes_back.cancel)
+        url = ('postgresql+psycopg2://openstack_citest:openstack_citest@'
+               '127.0.0.1:%d/postgres' % proxy.port)
+        config = self.config({'database': {'connection': url,
+                                           'max_retries': 10,
+                                           'retry_interval': 1}})
+        done = self.run_program('status', config)
+        self.assertIn('does not answer (attempt 1 of 11)', done.stderr)
+        self.assertNotIn('cannot connect', done.stderr)
+        # Connected: the checks ran (this database has no schema).
+        self.assertIn('has no schema', done.stdout)
+
+    def test_a_driver_not_installed_names_the_extra(self):
+        # mysqlclient (MySQLdb) is no dependency of this service.
+        config = self.config({'database': {
+            'connection': 'mysql+mysqldb://openstack_citest:%s@127.0.0.1/x'
+                          % PASSWORD}})
+        for program in PROGRAMS:
+            line = self.assertRefused(
+                program, config, 'the database driver MySQLdb of [database] '
+                'connection mysql+mysqldb://openstack_citest:***@127.0.0.1/x '
+                'is not installed: use a driver this service installs')
+            self.assertIn('mysql+pymysql:// (pip install '
+                          '"dbaas-scheduler[mysql]")', line)
 
     def test_services_refuse_to_start_without_a_connection(self):
         # Only dbaas-scheduler-all has the embedded SQLite default: the

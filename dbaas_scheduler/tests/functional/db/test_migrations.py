@@ -14,6 +14,7 @@
 import datetime
 
 from alembic import script as alembic_script
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
@@ -129,7 +130,8 @@ class _MigrationWalk(db_fixtures.DatabaseMixin):
                           'd4': 'notes-2', 'd5': 'notes', 'd6': 'orders'},
                          found)
         with self.engine.begin() as connection:
-            self.assertRaises(sa.exc.IntegrityError, connection.execute,
+            self.assertRaises((sa.exc.IntegrityError,
+                               db_exc.DBDuplicateEntry), connection.execute,
                               sa.text("UPDATE backup_policy SET name = "
                                       "'notes' WHERE id = 'd6'"))
 
