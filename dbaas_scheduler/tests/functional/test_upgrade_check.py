@@ -169,7 +169,7 @@ class _UpgradePath:
 
     def test_unreachable_database_is_one_line(self):
         with open(self.config, 'w') as stream:
-            stream.write('[database]\nconnection = '
+            stream.write('[database]\nmax_retries = 0\nconnection = '
                          'mysql+pymysql://nobody:secret@127.0.0.1:9/x\n')
         result = self.run_script('dbaas-scheduler-status', 'upgrade',
                                  'check', '--json')
