@@ -92,6 +92,12 @@ class Conflict(DbaasSchedulerException):
     msg_fmt = 'Conflict: %(reason)s'
 
 
+class PolicyNameExists(Conflict):
+    msg_fmt = ('A backup policy named "%(name)s" already exists in this '
+               'project (%(policy_id)s): choose another name, or change or '
+               'delete that policy.')
+
+
 class ExecutionExists(Conflict):
     msg_fmt = ('Backup policy %(policy_id)s already has an execution for '
                'the slot %(scheduled_at)s.')

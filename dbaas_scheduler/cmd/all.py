@@ -92,6 +92,7 @@ def _main(argv):
     # One all-in-one process per state directory: a second one would
     # share its SQLite database and fight over its API port.
     common.lock_state_directory(CONF, BINARY)
+    common.check_api_port(CONF)
     common.check_local_backend(CONF)
     db_api.configure(CONF)
     common.check_database(CONF)

@@ -24,8 +24,13 @@ a mistake found there stops the program once, instead of the launcher
 restarting a child that fails the same way forever.
 """
 
+import errno
 import fcntl
+import itertools
 import os
+import re
+import socket
+import ssl
 import sys
 import tempfile
 import time
@@ -124,21 +129,37 @@ def run(program, main, argv=None, error_status=1):
     try:
         return main(argv)
     except Exception as exc:
-        line = _describe(exc)
-        if line is None:
+        if not report_mistake(program, exc, argv):
             raise
-        if _debug_requested(argv):
-            traceback.print_exc()
-        print('%s: %s' % (program, line), file=sys.stderr)
         return error_status
 
 
+def report_mistake(program, exc, argv):
+    """Write ``<program>: <what to fix>`` if ``exc`` is an operator's mistake.
+
+    Returns whether it was one (and was reported); the traceback comes
+    first with ``--debug`` in ``argv``.
+    """
+    line = _describe(exc)
+    if line is None:
+        return False
+    if _debug_requested(argv):
+        traceback.print_exc()
+    print('%s: %s' % (program, line), file=sys.stderr)
+    return True
+
+
 def check_database(conf, program=None, schema=False):
-    """Connect to ``[database] connection`` once, or refuse to start.
+    """Connect to ``[database] connection``, or refuse to start.
 
     With ``program``, the option must have been set: only
     dbaas-scheduler-all may use the embedded SQLite default.  With
-    ``schema``, the database must also have a schema.
+    ``schema``, the database must also have a schema.  A mistake (a
+    refused password, an unknown database, no schema) ends the program at
+    once; a database that does not answer -- a Galera node failing over,
+    a server still starting -- is tried again, as oslo.db does, every
+    ``[database] retry_interval`` seconds up to ``[database] max_retries``
+    times (-1: until it answers), one warning per failed attempt.
     """
     if program is not None:
         location = conf.get_location('connection', group='database')
@@ -158,22 +179,78 @@ def check_database(conf, program=None, schema=False):
                                     % (masked_url(url), exc.strerror or exc))
     try:
         engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    except ImportError as exc:
+        raise StartupRefused(reason=missing_driver(url, exc))
     except Exception as exc:
         raise StartupRefused(reason='[database] connection %s is not a '
                                     'usable database URL: %s'
                                     % (masked_url(url), _reason(exc)))
     try:
+        _wait_for_database(conf, engine, url)
         if schema and migration.version(engine) is None:
             raise StartupRefused(reason=(
                 'the database %s has no schema: run "dbaas-scheduler-manage '
                 'db upgrade" first' % masked_url(url)))
-        with engine.connect() as connection:
-            connection.execute(sa.text('SELECT 1'))
-    except sa.exc.DBAPIError as exc:
+    except (sa.exc.DBAPIError, db_exc.DBError) as exc:
         raise StartupRefused(reason='cannot connect to the database %s: %s'
                                     % (masked_url(url), _reason(exc)))
     finally:
         engine.dispose()
+
+
+# A server that does not answer (down, failing over, starting), as the
+# drivers say it; anything else (a refused password, an unknown database)
+# is a mistake that waiting does not mend.
+_UNREACHABLE = re.compile(
+    r"Connection refused|could not connect|connection to server at .* "
+    r"failed: (?!.*(password|does not exist|no pg_hba))|timeout expired|"
+    r"timed out|Can't connect to (MySQL|MariaDB) server|"
+    r"Lost connection to (MySQL|MariaDB) server|"
+    r"server closed the connection unexpectedly|No route to host|"
+    r"\((2002|2003|2006|2013)[,)]", re.IGNORECASE | re.DOTALL)
+
+
+def _unreachable(exc):
+    return bool(_UNREACHABLE.search(str(getattr(exc, 'orig', None) or exc)))
+
+
+def _wait_for_database(conf, engine, url):
+    retries = conf.database.max_retries
+    attempts = itertools.count(1) if retries < 0 else range(1, retries + 2)
+    for attempt in attempts:
+        try:
+            with engine.connect() as connection:
+                connection.execute(sa.text('SELECT 1'))
+            return
+        except sa.exc.DBAPIError as exc:
+            if not _unreachable(exc) or (retries >= 0 and attempt > retries):
+                raise
+            LOG.warning('The database %s does not answer (attempt %d of %s), '
+                        'trying again in %s s: %s', masked_url(url), attempt,
+                        retries + 1 if retries >= 0 else 'unlimited',
+                        conf.database.retry_interval, _reason(exc))
+            time.sleep(conf.database.retry_interval)
+
+
+# The database drivers this service's extras install (setup.cfg).
+DRIVER_EXTRAS = {'pymysql': ('mysql', 'mysql+pymysql'),
+                 'psycopg2': ('postgresql', 'postgresql+psycopg2')}
+
+
+def missing_driver(url, exc):
+    """What to install when the driver of ``url`` cannot be imported."""
+    module = getattr(exc, 'name', None) or str(exc)
+    extra = DRIVER_EXTRAS.get(module)
+    if extra is not None:
+        return ('the database driver %s of [database] connection %s is not '
+                'installed: install dbaas-scheduler with its [%s] extra '
+                '(pip install "dbaas-scheduler[%s]")'
+                % (module, masked_url(url), extra[0], extra[0]))
+    return ('the database driver %s of [database] connection %s is not '
+            'installed: use a driver this service installs with an extra, '
+            '%s' % (module, masked_url(url), ', '.join(
+                '%s:// (pip install "dbaas-scheduler[%s]")' % (scheme, name)
+                for name, scheme in sorted(DRIVER_EXTRAS.values()))))
 
 
 def check_writable_directory(path, what):
@@ -248,6 +325,44 @@ def check_transport(conf, attempts=BROKER_ATTEMPTS,
                                 % (shown, attempts, _reason(failure)))
 
 
+# [oslo_messaging_rabbit] ssl_version -> the ssl module's protocol.
+_TLS_VERSIONS = {'tlsv1': 'PROTOCOL_TLSv1', 'tlsv1_1': 'PROTOCOL_TLSv1_1',
+                 'tlsv1_2': 'PROTOCOL_TLSv1_2', 'sslv23': 'PROTOCOL_SSLv23',
+                 'tls': 'PROTOCOL_TLS'}
+
+
+def broker_tls(conf, hostname):
+    """kombu's ``ssl`` for the broker, from oslo.messaging's TLS options.
+
+    What oslo.messaging's rabbit driver connects with: ``ssl`` alone is
+    TLS without verification; ``ssl_ca_file`` verifies the broker's
+    certificate (and its name, ``hostname``) against that CA, as a private
+    CA (kolla's internal TLS) needs; ``ssl_cert_file`` and
+    ``ssl_key_file`` are this client's certificate.
+    """
+    rabbit = conf.oslo_messaging_rabbit
+    if not rabbit.ssl:
+        return False
+    options = {}
+    if rabbit.ssl_version:
+        name = _TLS_VERSIONS.get(rabbit.ssl_version.lower())
+        if name is None or not hasattr(ssl, name):
+            raise StartupRefused(reason=(
+                '[oslo_messaging_rabbit] ssl_version %s is not a TLS version '
+                'this host supports (one of: %s)'
+                % (rabbit.ssl_version, ', '.join(sorted(_TLS_VERSIONS)))))
+        options['ssl_version'] = getattr(ssl, name)
+    if rabbit.ssl_key_file:
+        options['keyfile'] = rabbit.ssl_key_file
+    if rabbit.ssl_cert_file:
+        options['certfile'] = rabbit.ssl_cert_file
+    if rabbit.ssl_ca_file:
+        options['ca_certs'] = rabbit.ssl_ca_file
+        options['cert_reqs'] = ssl.CERT_REQUIRED
+        options['server_hostname'] = hostname
+    return options or True
+
+
 def _log_in(conf, url, host):
     with kombu.Connection(
             hostname=host.hostname or 'localhost',
@@ -255,7 +370,7 @@ def _log_in(conf, url, host):
             userid=host.username or 'guest',
             password=host.password or 'guest',
             virtual_host=url.virtual_host or '/',
-            ssl=conf.oslo_messaging_rabbit.ssl,
+            ssl=broker_tls(conf, host.hostname or 'localhost'),
             connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
         connection.connect()
 
@@ -268,6 +383,47 @@ def _refused(exc):
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def check_api_port(conf):
+    """Bind ``[api] bind_host:bind_port`` once, or refuse to start.
+
+    The server binds in the launcher's child; a port in use there would
+    make the launcher restart the child forever, a traceback each time.
+    Checked here, before the fork, it is one line.  (Another program can
+    still take the port between this check and the child's bind; the
+    child then fails as before.)
+    """
+    host, port = conf.api.bind_host, conf.api.bind_port
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise StartupRefused(reason='[api] bind_host %s is not an address '
+                                    'of this host: %s' % (host, exc.strerror))
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As cheroot binds: a port left in TIME_WAIT by the last run is
+        # free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                reason = ('another program already listens on %s port %d: '
+                          'stop it, or give this service another port '
+                          '([api] bind_port)' % (host, port))
+            elif exc.errno == errno.EADDRNOTAVAIL:
+                reason = ('[api] bind_host %s is not an address of this '
+                          'host' % host)
+            elif exc.errno == errno.EACCES:
+                reason = ('not allowed to listen on %s port %d (ports below '
+                          '1024 need privileges): set [api] bind_port'
+                          % (host, port))
+            else:
+                reason = 'cannot listen on %s port %d: %s' % (
+                    host, port, exc.strerror or exc)
+            raise StartupRefused(reason=reason)
 
 
 def lock_state_directory(conf, program):

@@ -11,6 +11,7 @@
 # under the License.
 """dbaas-scheduler-manage: database administration from the command line."""
 
+import argparse
 import datetime
 import sys
 
@@ -254,9 +255,13 @@ def _add_execution_parsers(subparsers):
 
 
 def _positive(value):
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
     if number < 1:
-        raise ValueError(value)
+        raise argparse.ArgumentTypeError(
+            'must be a whole number of 1 or more, not %r' % value)
     return number
 
 

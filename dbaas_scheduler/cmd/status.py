@@ -12,25 +12,48 @@
 """dbaas-scheduler-status: checks to run before and after an upgrade."""
 
 from oslo_config import cfg
+from oslo_log import log as logging
 from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
 from dbaas_scheduler.cmd import common
-from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.db import names
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import servicegroup
 
 CONF = cfg.CONF
+PROGRAM = 'dbaas-scheduler-status'
+# As oslo.upgradecheck: 1 and 2 are a check's warning and failure.
+ERROR_STATUS = 255
+# The renames of duplicate policy names the check lists.
+MAX_RENAMES_SHOWN = 20
 
 
 class Checks(upgradecheck.UpgradeCommands):
     """The checks ``dbaas-scheduler-status upgrade check`` runs."""
+
+    def __init__(self, argv=()):
+        self._argv = list(argv)
+
+    def check(self):
+        # The command line has been parsed by now (upgradecheck.main).
+        logging.setup(CONF, config.PROJECT)
+        try:
+            # A bad option value, or a database that cannot be reached,
+            # is one line, not a check's traceback.
+            config.check_values(CONF)
+            common.check_database(CONF)
+        except Exception as exc:
+            if not common.report_mistake(PROGRAM, exc, self._argv):
+                raise
+            return ERROR_STATUS
+        return super().check()
 
     def _configure_database(self):
         # Once, after the command line was parsed (which happens after this
@@ -89,8 +112,32 @@ class Checks(upgradecheck.UpgradeCommands):
                 'its log.' % (' nor '.join(missing), CONF.service_down_time))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
+    def _check_policy_names(self):
+        # Before the migration that makes names unique in a project: the
+        # renames it will make, so that nobody is surprised by them.
+        self._configure_database()
+        if migration.version() is None:
+            return upgradecheck.Result(
+                upgradecheck.Code.SUCCESS,
+                'Not checked: the database has no schema.')
+        renames = names.duplicate_renames(db_api.list_policy_names(
+            dbaas_context.get_admin_context()))
+        if not renames:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        shown = sorted(renames.items())[:MAX_RENAMES_SHOWN]
+        return upgradecheck.Result(
+            upgradecheck.Code.WARNING,
+            '%d backup policies share their name with an older policy of '
+            'their project; names are unique in a project from this '
+            'release on, and "dbaas-scheduler-manage db sync" renames '
+            'them: %s%s.' % (
+                len(renames), ', '.join('policy %s to "%s"' % item
+                                        for item in shown),
+                ', ...' if len(renames) > len(shown) else ''))
+
     _upgrade_checks = (
         ('Database schema', _check_database_schema),
+        ('Policy names', _check_policy_names),
         ('Engines and workers', _check_services),
         ('Policy file JSON to YAML migration',
          (common_checks.check_policy_json, {'conf': CONF})),
@@ -98,17 +145,12 @@ class Checks(upgradecheck.UpgradeCommands):
 
 
 def main(argv=None):
-    # 255, as oslo.upgradecheck: 1 and 2 are a check's warning and failure.
-    return common.run('dbaas-scheduler-status', _main, argv,
-                      error_status=255)
+    return common.run(PROGRAM, _main, argv, error_status=ERROR_STATUS)
 
 
 def _main(argv):
-    dbaas_conf.register_opts(CONF)
+    config.prepare(CONF, command_line=True)
     policy_opts.set_defaults(CONF)
-    upgradecheck.register_cli_options(CONF, Checks())
-    config.parse_args(CONF, argv, command_line=True)
-    # A database that cannot be reached is one line, not a check's
-    # traceback.
-    common.check_database(CONF)
-    return upgradecheck.run(CONF)
+    # upgradecheck.main, not register_cli_options and run: only main keeps
+    # the parsed configuration where UpgradeCommands.check reads --json.
+    return upgradecheck.main(CONF, config.PROJECT, Checks(argv), argv)

@@ -213,11 +213,45 @@ def writer_transaction(context):
 
 @context_manager.writer
 def create_policy(context, values):
-    """Insert a backup policy; ``values`` are its column values."""
+    """Insert a backup policy; ``values`` are its column values.
+
+    A name another policy of the project has raises PolicyNameExists.
+    """
+    _check_name_free(context, values['project_id'], values['name'])
     policy = Policy(**values)
     context.session.add(policy)
-    context.session.flush()
+    _flush_named(context, values['name'])
     return policy
+
+
+@context_manager.reader
+def policy_named(context, project_id, name):
+    """The id of the project's policy with this name, or None."""
+    return context.session.execute(
+        sa.select(Policy.id).where(Policy.project_id == project_id,
+                                   Policy.name == name)).scalar()
+
+
+@context_manager.reader
+def list_policy_names(context):
+    """``(id, project_id, name, created_at)`` of every policy."""
+    return context.session.execute(sa.select(
+        Policy.id, Policy.project_id, Policy.name, Policy.created_at)).all()
+
+
+def _check_name_free(context, project_id, name, policy_id=None):
+    existing = policy_named(context, project_id, name)
+    if existing is not None and existing != policy_id:
+        raise exception.PolicyNameExists(name=name, policy_id=existing)
+
+
+def _flush_named(context, name):
+    # The unique index decides a race between two requests for one name.
+    try:
+        context.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.PolicyNameExists(name=name,
+                                         policy_id='made at the same time')
 
 
 @context_manager.reader
@@ -277,9 +311,12 @@ def update_policy(context, policy_id, values):
     deleted meanwhile raises PolicyNotFound rather than matching no row.
     """
     policy = lock_policy(context, policy_id)
+    if 'name' in values and values['name'] != policy.name:
+        _check_name_free(context, policy.project_id, values['name'],
+                         policy_id)
     for name, value in values.items():
         setattr(policy, name, value)
-    context.session.flush()
+    _flush_named(context, policy.name)
     return policy
 
 

@@ -47,6 +47,9 @@ class BackupPolicy(Base):
                  'enabled', 'next_execution_time'),
         sa.Index('ix_backup_policy_project_id', 'project_id'),
         sa.Index('ix_backup_policy_instance_id', 'instance_id'),
+        # A name says which policy of its project is meant.
+        sa.Index('uniq_backup_policy0project_id0name', 'project_id', 'name',
+                 unique=True),
         # An enabled policy without a due time would never run again.
         sa.CheckConstraint('NOT enabled OR next_execution_time IS NOT NULL',
                            name='ck_backup_policy_enabled_has_next_time'),

@@ -123,6 +123,18 @@ def validate_schedule(conf, values, policy_id, now):
         min_interval=conf.api.min_schedule_interval)
 
 
+def _default_name(context, project_id, instance_id, policy_id):
+    """``backup-<instance>``; with the policy's id when that is taken.
+
+    Names are unique in a project, and an instance may have several
+    policies.
+    """
+    name = 'backup-%s' % instance_id
+    if db_api.policy_named(context, project_id, name) is None:
+        return name
+    return '%s-%s' % (name, policy_id.split('-')[0])
+
+
 def create_policy(context, conf, values, now=None):
     """Validate and store a new policy; returns it.
 
@@ -149,7 +161,9 @@ def create_policy(context, conf, values, now=None):
     values = dict(DEFAULTS, **values)
     values.setdefault('backend', access.default_backend(conf))
     _check_fields({'backend': values['backend']})
-    values.setdefault('name', 'backup-%s' % values['instance_id'])
+    if values.get('name') is None:
+        values['name'] = _default_name(context, owner['project_id'],
+                                       values['instance_id'], policy_id)
     if values['schedule_type'] == schedule.INTERVAL:
         values.setdefault('start_at', now)
     sched = validate_schedule(conf, values, policy_id, now)

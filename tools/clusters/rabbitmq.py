@@ -186,9 +186,12 @@ class Node:
 class Cluster:
     """Three (or ``size``) RabbitMQ nodes under ``directory``."""
 
-    def __init__(self, directory, base_port=35670, size=3, prefix=PREFIX):
+    def __init__(self, directory, base_port=35670, size=3, prefix=PREFIX,
+                 extra_config=''):
         self.directory = os.path.abspath(directory)
         self.base_port = base_port
+        # More rabbitmq.conf lines (e.g. a TLS listener).
+        self.extra_config = extra_config
         # Node names are the machine's (epmd's): two clusters running at
         # once need two prefixes.
         self.prefix = prefix
@@ -214,7 +217,8 @@ class Cluster:
             with open(cookie, 'w') as stream:
                 stream.write(secrets.token_hex(16).upper())
             os.chmod(cookie, 0o400)
-        files = {'enabled_plugins': '[].\n', 'rabbitmq.conf': CONFIG}
+        files = {'enabled_plugins': '[].\n',
+                 'rabbitmq.conf': CONFIG + self.extra_config}
         for name, text in files.items():
             with open(os.path.join(self.directory, name), 'w') as stream:
                 stream.write(text)
@@ -231,6 +235,9 @@ class Cluster:
                 node.start()
         for node in self.nodes:
             self._wait_running(node, timeout)
+        if len(self.nodes) == 1:
+            # A node alone: no cluster to form.
+            return
         first = self.nodes[0]
         members, _ = first.members()
         for node in self.nodes[1:]:

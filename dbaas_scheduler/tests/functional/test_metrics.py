@@ -96,7 +96,7 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
     def policy(self, enabled=True, next_time=None, last_execution_id=None):
         policy_id = uuidutils.generate_uuid()
         self.insert(models.BackupPolicy.__table__,
-                    id=policy_id, name='p',
+                    id=policy_id, name='p-%s' % policy_id,
                     last_execution_id=last_execution_id,
                     project_id='project-a', instance_id='instance-a',
                     schedule_type='cron', schedule='0 * * * *',
@@ -346,7 +346,7 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
                     reason='missed' if status == 'SKIPPED' else None,
                     policy_id=policy_id, execution_id=execution_id)
             self.insert(models.BackupPolicy.__table__, id=policy_id,
-                        name='p', project_id='project-a',
+                        name='p-%s' % policy_id, project_id='project-a',
                         instance_id='instance-a', schedule_type='cron',
                         schedule='0 * * * *', timezone='UTC',
                         enabled=True, next_execution_time=self.now + day,

@@ -19,6 +19,7 @@ the traceback back.
 """
 
 import os
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -32,6 +33,7 @@ from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 from dbaas_scheduler.tests.functional.fixtures import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import tcp_proxy
 
 SERVICES = ('api', 'engine', 'worker')
 PROGRAMS = ('all',) + SERVICES + ('manage', 'status')
@@ -140,6 +142,22 @@ class TestConfigurationFile(OperatorMistakeTest):
                          'found: %s' % missing,
                          done.stderr.splitlines()[-1])
 
+    def test_a_bad_value_is_one_line_before_anything_is_done(self):
+        config = self.config({'engine': {'tick_threads': 'abc'}})
+        for program in PROGRAMS:
+            line = self.assertRefused(
+                program, config, "[engine] tick_threads in %s is not valid: "
+                "'abc' is not a whole number" % config)
+            self.assertNotIn('LocationInfo', line)
+        # Refused before the embedded database was made.
+        self.assertFalse(os.path.exists(self.state))
+
+    def test_an_out_of_range_value_is_one_line(self):
+        config = self.config({'api': {'bind_port': '99999'}})
+        self.assertRefused('all', config, '[api] bind_port in %s is not '
+                           'valid: Should be less than or equal to 65535'
+                           % config)
+
 
 class TestDatabase(OperatorMistakeTest):
 
@@ -164,13 +182,66 @@ class TestDatabase(OperatorMistakeTest):
             self.assertIn('Access denied', line)
 
     def test_an_unreachable_database_is_one_line(self):
-        config = self.config({'database': {'connection': UNREACHABLE_DB}})
+        # Tried max_retries more times, retry_interval apart, a warning
+        # each; then one line.
+        config = self.config({'database': {'connection': UNREACHABLE_DB,
+                                           'max_retries': 2,
+                                           'retry_interval': 1}})
         for program in PROGRAMS:
             line = self.assertRefused(
                 program, config, 'cannot connect to the database '
                 'postgresql+psycopg2://openstack_citest:***@127.0.0.1:1/'
                 'openstack_citest: ')
             self.assertIn('Connection refused', line)
+            stderr = self.getDetails()['%s-%d' % (
+                program, len(self.getDetails()) - 1)].as_text()
+            self.assertEqual(2, stderr.count('does not answer (attempt '),
+                             stderr)
+
+    def test_a_database_that_comes_back_is_waited_for(self):
+        # A server that answers only from the third attempt on (a failover):
+        # the program starts, after two warnings.
+        proxy = self.useFixture(tcp_proxy.TCPProxy('127.0.0.1', 5432))
+        proxy.cut()
+        url = ('postgresql+psycopg2://openstack_citest:openstack_citest@'
+               '127.0.0.1:%d/postgres' % proxy.port)
+        config = self.config({'database': {'connection': url,
+                                           'max_retries': 10,
+                                           'retry_interval': 1}})
+        process = subprocess.Popen(
+            [script('status'), '--config-file', config, 'upgrade', 'check'],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL)
+        self.addCleanup(process.kill)
+        warnings = []
+        for line in process.stderr:
+            warnings.append(line)
+            if 'does not answer (attempt 2 of 11)' in line:
+                # The server is back after the second failed attempt.
+                proxy.restore()
+                break
+        stdout, stderr = process.communicate(timeout=120)
+        stderr = ''.join(warnings) + stderr
+        self.addDetail('status', content.text_content(
+            'stdout:\n%s\nstderr:\n%s' % (stdout, stderr)))
+        self.assertIn('does not answer (attempt 1 of 11)', stderr)
+        self.assertNotIn('cannot connect', stderr)
+        # Connected: the checks ran (this database has no schema).
+        self.assertEqual(2, process.returncode)
+        self.assertIn('has no schema', stdout)
+
+    def test_a_driver_not_installed_names_the_extra(self):
+        # mysqlclient (MySQLdb) is no dependency of this service.
+        config = self.config({'database': {
+            'connection': 'mysql+mysqldb://openstack_citest:%s@127.0.0.1/x'
+                          % PASSWORD}})
+        for program in PROGRAMS:
+            line = self.assertRefused(
+                program, config, 'the database driver MySQLdb of [database] '
+                'connection mysql+mysqldb://openstack_citest:***@127.0.0.1/x '
+                'is not installed: use a driver this service installs')
+            self.assertIn('mysql+pymysql:// (pip install '
+                          '"dbaas-scheduler[mysql]")', line)
 
     def test_services_refuse_to_start_without_a_connection(self):
         # Only dbaas-scheduler-all has the embedded SQLite default: the
@@ -303,3 +374,30 @@ class TestSecondAllInOne(OperatorMistakeTest):
         log = first.log()
         self.assertIn('instances', log)
         self.assertNotIn(secret, log)
+
+
+class TestPortInUse(OperatorMistakeTest):
+
+    def test_a_port_in_use_is_one_line(self):
+        # Another program listening on the API's port: refused at once,
+        # not a child restarted forever with a traceback each time.
+        port = ports.free_port()
+        other = socket.socket()
+        self.addCleanup(other.close)
+        other.bind(('127.0.0.1', port))
+        other.listen(1)
+        config = self.config({'api': {'bind_host': '127.0.0.1',
+                                      'bind_port': port}})
+        for program in ('all', 'api'):
+            line = self.assertRefused(
+                program, config, 'another program already listens on '
+                '127.0.0.1 port %d: stop it, or give this service another '
+                'port ([api] bind_port)' % port, timeout=60)
+            self.assertNotIn('Address already in use', line)
+
+    def test_an_address_not_of_this_host_is_one_line(self):
+        # 192.0.2.1 (TEST-NET-1) is no address of this host.
+        config = self.config({'api': {'bind_host': '192.0.2.1',
+                                      'bind_port': ports.free_port()}})
+        self.assertRefused('api', config, '[api] bind_host 192.0.2.1 is not '
+                           'an address of this host', timeout=60)

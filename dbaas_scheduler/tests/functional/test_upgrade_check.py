@@ -17,6 +17,7 @@ revision behind is a warning that names the command to run; a schema this
 code does not know is a failure (2).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -123,6 +124,62 @@ class _UpgradePath:
         code, text = self.check()
         self.assertEqual(2, code, text)
         self.assertIn('has no schema', text)
+
+    def test_duplicate_names_are_listed_then_renamed(self):
+        result = self.run_script('dbaas-scheduler-manage', 'db', 'upgrade',
+                                 '--revision', 'f4b9c2e7a813')
+        self.assertEqual(0, result.returncode, result.stderr)
+        engine = sa.create_engine(self.database_url())
+        self.addCleanup(engine.dispose)
+        with engine.begin() as connection:
+            for policy_id, created in (('older', '2026-01-01 00:00:00'),
+                                       ('newer', '2026-01-02 00:00:00')):
+                connection.execute(sa.text(
+                    "INSERT INTO backup_policy (id, name, project_id, "
+                    "instance_id, backend, schedule_type, schedule, "
+                    "timezone, enabled, overlap_policy, created_at) "
+                    "VALUES (:id, 'notes', 'p', 'i', 'local', 'cron', "
+                    "'0 2 * * *', 'UTC', :enabled, 'skip', :created)"),
+                    {'id': policy_id, 'enabled': False, 'created': created})
+        code, text = self.check()
+        self.assertEqual(1, code, text)
+        self.assertIn('1 backup policies share their name with an older '
+                      'policy of their project', text)
+        self.assertIn('policy newer to "notes-2"', text)
+        result = self.run_script('dbaas-scheduler-manage', 'db', 'sync')
+        self.assertEqual(0, result.returncode, result.stderr)
+        with engine.connect() as connection:
+            found = dict(connection.execute(sa.text(
+                'SELECT id, name FROM backup_policy')).all())
+        self.assertEqual({'older': 'notes', 'newer': 'notes-2'}, found)
+        code, text = self.check()
+        self.assertIn('Check: Policy names Result: Success', text)
+
+    def test_json(self):
+        result = self.run_script('dbaas-scheduler-status', 'upgrade',
+                                 'check', '--json')
+        self.assertEqual(2, result.returncode, result.stderr)
+        # Only the JSON document on standard output; logs go to stderr.
+        report = json.loads(result.stdout)
+        self.assertEqual('Upgrade Check Results', report['name'])
+        checks = {check['check']: check for check in report['checks']}
+        self.assertEqual(2, checks['Database schema']['result'])
+        self.assertIn('has no schema', checks['Database schema']['details'])
+        self.assertIn('Engines and workers', checks)
+
+    def test_unreachable_database_is_one_line(self):
+        with open(self.config, 'w') as stream:
+            stream.write('[database]\nmax_retries = 0\nconnection = '
+                         'mysql+pymysql://nobody:secret@127.0.0.1:9/x\n')
+        result = self.run_script('dbaas-scheduler-status', 'upgrade',
+                                 'check', '--json')
+        self.assertEqual(255, result.returncode)
+        self.assertEqual('', result.stdout)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(1, len(lines), result.stderr)
+        self.assertTrue(lines[0].startswith('dbaas-scheduler-status: '),
+                        lines[0])
+        self.assertNotIn('secret', result.stderr)
 
 
 class TestUpgradePathSQLite(_UpgradePath, base.TestCase):

@@ -11,9 +11,13 @@
 # under the License.
 """``openstack database backup policy execution list|show``."""
 
+import uuid
+
 from osc_lib.command import command
+from osc_lib import exceptions
 
 from dbaasschedulerclient.osc import v1
+from dbaasschedulerclient.v1 import client
 
 # The states of an execution, as the API names them.
 STATUSES = ('PENDING', 'DISPATCHED', 'RUNNING', 'SUCCEEDED', 'FAILED',
@@ -73,8 +77,7 @@ class ListExecution(command.Lister):
         api = self.app.client_manager.backup_scheduler
         policy_id = None
         if parsed_args.policy:
-            # An unknown policy fails, rather than list nothing.
-            policy_id = v1.find_policy(api, parsed_args.policy)['id']
+            policy_id = _policy_id(api, parsed_args.policy)
         found = api.list_executions(
             policy_id=policy_id, instance_id=parsed_args.instance,
             status=parsed_args.status, since=parsed_args.since,
@@ -82,6 +85,24 @@ class ListExecution(command.Lister):
             limit=parsed_args.limit, marker=parsed_args.marker)
         fields = LONG_FIELDS if parsed_args.long else LIST_FIELDS
         return v1.listing(found, fields)
+
+
+def _policy_id(api, name_or_id):
+    """The ID of a policy named or identified, deleted policies included.
+
+    An unknown name fails, rather than list nothing.  A UUID that names no
+    policy may be a deleted one's, whose executions stay as history: it
+    is used as it is.
+    """
+    try:
+        return api.find_policy(name_or_id)['id']
+    except client.NotFound as exc:
+        try:
+            return str(uuid.UUID(name_or_id))
+        except ValueError:
+            raise exceptions.CommandError(str(exc))
+    except client.NoUniqueMatch as exc:
+        raise exceptions.CommandError(str(exc))
 
 
 class ShowExecution(command.ShowOne):

@@ -14,6 +14,7 @@
 import datetime
 
 from alembic import script as alembic_script
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
@@ -99,6 +100,40 @@ class _MigrationWalk(db_fixtures.DatabaseMixin):
             found = dict(connection.execute(
                 sa.select(service.c.id, service.c.process_identity)).all())
         self.assertEqual({'old': None, 'new': identity}, found)
+
+    def test_duplicate_names_get_renamed(self):
+        # Before names were unique in a project: the oldest keeps its
+        # name, the others become name-2, name-3 (skipping a name in use),
+        # other projects and other names are left alone.
+        migration.upgrade('f4b9c2e7a813', engine=self.engine)
+        rows = [('d1', 'notes', 'p', '2026-01-03 00:00:00'),
+                ('d2', 'notes', 'p', '2026-01-01 00:00:00'),
+                ('d3', 'notes', 'p', '2026-01-02 00:00:00'),
+                ('d4', 'notes-2', 'p', '2026-01-04 00:00:00'),
+                ('d5', 'notes', 'q', '2026-01-05 00:00:00'),
+                ('d6', 'orders', 'p', '2026-01-06 00:00:00')]
+        with self.engine.begin() as connection:
+            for policy_id, name, project_id, created in rows:
+                connection.execute(sa.text(
+                    "INSERT INTO backup_policy (id, name, project_id, "
+                    "instance_id, backend, schedule_type, schedule, "
+                    "timezone, enabled, overlap_policy, created_at) "
+                    "VALUES (:id, :name, :project, 'i', 'trove', 'cron', "
+                    "'0 2 * * *', 'UTC', :enabled, 'skip', :created)"), {
+                        'id': policy_id, 'name': name, 'project': project_id,
+                        'enabled': False, 'created': created})
+        migration.upgrade('head', engine=self.engine)
+        with self.engine.connect() as connection:
+            found = dict(connection.execute(sa.text(
+                'SELECT id, name FROM backup_policy')).all())
+        self.assertEqual({'d2': 'notes', 'd3': 'notes-3', 'd1': 'notes-4',
+                          'd4': 'notes-2', 'd5': 'notes', 'd6': 'orders'},
+                         found)
+        with self.engine.begin() as connection:
+            self.assertRaises((sa.exc.IntegrityError,
+                               db_exc.DBDuplicateEntry), connection.execute,
+                              sa.text("UPDATE backup_policy SET name = "
+                                      "'notes' WHERE id = 'd6'"))
 
     def _service_table(self):
         return sa.Table('service', sa.MetaData(), autoload_with=self.engine)

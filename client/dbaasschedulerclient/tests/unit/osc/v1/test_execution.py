@@ -65,6 +65,22 @@ class TestList(fakes.CommandTestCase):
                          "exists.", str(error))
         self.api.list_executions.assert_not_called()
 
+    def test_a_deleted_policy_by_id(self):
+        # No policy has this id (any more): its executions are history,
+        # listed by the id.
+        deleted = '0b6f9a52-3c1e-4a47-9d5b-2f8e7c6a1d30'
+        self.run_command(execution.ListExecution, '--policy', deleted)
+        self.assertEqual(
+            deleted, self.api.list_executions.call_args.kwargs['policy_id'])
+
+    def test_twins_fail(self):
+        command, parsed_args = self.parse(execution.ListExecution,
+                                          '--policy', 'twins')
+        error = self.assertRaises(exceptions.CommandError,
+                                  command.take_action, parsed_args)
+        self.assertIn('More than one backup policy', str(error))
+        self.api.list_executions.assert_not_called()
+
     def test_unknown_status_is_refused(self):
         self.assertIn('invalid choice', self.assertRefused(
             execution.ListExecution, '--status', 'DONE'))
