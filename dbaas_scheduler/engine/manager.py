@@ -39,7 +39,8 @@ from dbaas_scheduler import policy
 # The arguments that name an instance or a project, checked as the REST
 # API checks its query parameters.
 _FILTERS = {'type': 'object', 'properties': {
-    'instance_id': schema.LIST_QUERY['instance_id'],
+    'instance_id': dict(schema.LIST_QUERY['instance_id'],
+                        type=['string', 'null']),
     'project_id': {'type': ['string', 'null'], 'minLength': 1,
                    'maxLength': 255},
     'all_projects': {'type': 'boolean'}}}
@@ -107,6 +108,8 @@ class EngineManager:
 
     def __init__(self, conf):
         self.conf = conf
+        # The rules of the engine's configuration (its policy file).
+        policy.get_enforcer(conf)
 
     @messaging.expected_exceptions(exception.Invalid, exception.Forbidden,
                                    exception.ServiceUnavailable)
