@@ -177,12 +177,14 @@ class TroveClient:
         A policy without a trust (made without a user's token) would have
         the service act in the policy's project with its own rights: the
         service acts in a project only through a trust a user of it
-        delegated.
+        delegated.  Credentials without a project (a static token the
+        operator configured, e.g. ``admin_token`` for a Trove without
+        Keystone) are the operator's choice and are used as they are.
         """
         if getattr(policy, 'trust_id', None):
             return
         own_project = adapter.get_project_id()
-        if policy.project_id != own_project:
+        if own_project is not None and policy.project_id != own_project:
             raise base.PermanentBackendError(
                 backend=errors.NAME, kind='auth',
                 reason='the policy has no Keystone trust, and the service '
