@@ -35,22 +35,23 @@ class RequestContext(context.RequestContext):
         """
         return cls.from_dict(values, is_admin=False)
 
-    def to_message(self, secrets=True):
-        """This context as an RPC message carries it.
-
-        Without ``secrets`` (casts to workers, which act through the
-        policy's trust, never with the user's token) it leaves out every
-        field of :data:`SECRET_FIELDS`.
-        """
-        values = self.to_dict()
-        if not secrets:
-            for field in SECRET_FIELDS:
-                values.pop(field, None)
-        return values
-
 
 # What lets the holder of a context act as its user.
 SECRET_FIELDS = ('auth_token', 'auth_token_info', 'service_token')
+
+
+def as_message(context, secrets=True):
+    """``context`` (any oslo.context one) as an RPC message carries it.
+
+    Without ``secrets`` (casts to workers, which act through the policy's
+    trust, never with the user's token) it leaves out every field of
+    :data:`SECRET_FIELDS`.
+    """
+    values = context.to_dict()
+    if not secrets:
+        for field in SECRET_FIELDS:
+            values.pop(field, None)
+    return values
 
 
 def get_admin_context():

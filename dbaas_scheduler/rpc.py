@@ -57,7 +57,7 @@ class RequestContextSerializer(messaging.Serializer):
         return entity
 
     def serialize_context(self, context):
-        return context.to_message(secrets=self.secrets)
+        return dbaas_context.as_message(context, secrets=self.secrets)
 
     def deserialize_context(self, context):
         return dbaas_context.RequestContext.from_message(context)
@@ -185,7 +185,7 @@ class LocalClient:
                 'no local endpoint serves topic %s' % self.topic)
         # As over a broker: the worker gets a copy without the user's token.
         local_context = dbaas_context.RequestContext.from_message(
-            context.to_message(secrets=False))
+            dbaas_context.as_message(context, secrets=False))
         _LOCAL_EXECUTOR.submit(_run_local, endpoint, local_context, method,
                                kwargs)
 

@@ -274,4 +274,5 @@ class TestCastsCarryNoToken(db_fixtures.DatabaseMixin, base.TestCase):
                           received.user_id, received.request_id))
         self.assertNotIn('users-secret', str(received.to_dict()))
         # The engine's own calls keep it: creating a trust needs it.
-        self.assertEqual('users-secret', user.to_message()['auth_token'])
+        self.assertEqual('users-secret',
+                         dbaas_context.as_message(user)['auth_token'])
