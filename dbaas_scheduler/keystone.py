@@ -25,6 +25,7 @@ Keystone that cannot be reached or fails (connection errors, timeouts,
 503: the same request may succeed later.
 """
 
+import datetime
 import threading
 
 from keystoneauth1 import exceptions as ks_exc
@@ -119,8 +120,12 @@ def _keystone_unavailable(context, exc):
                                          reason=_reason(exc))
 
 
-def create_trust(conf, context):
-    """Create a trust from the requesting user to the service user."""
+def create_trust(conf, context, expires_at=None):
+    """Create a trust from the requesting user to the service user.
+
+    It expires at ``expires_at`` (an aware datetime: the policy's
+    ``end_at``), or never.
+    """
     roles = list(conf.api.trust_roles)
     try:
         trustee = service_session(conf).get_user_id()
@@ -134,14 +139,22 @@ def create_trust(conf, context):
         raise exception.ServiceCredentialsRefused(
             who=who_must_act(conf), consequence=_NOT_CREATED,
             reason=_reason(exc))
+    trust = {'trustor_user_id': context.user_id,
+             'trustee_user_id': trustee,
+             'project_id': context.project_id,
+             # Trove and Swift then see the user who made the policy act,
+             # not the service user: their records, notifications and any
+             # rule on the user name the user (see doc/source/admin/
+             # security.rst, "The service user").
+             'impersonation': True,
+             'roles': [{'name': role} for role in roles]}
+    if expires_at is not None:
+        trust['expires_at'] = expires_at.astimezone(
+            datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
     try:
         response = _user_session(conf, context).post(
-            '/OS-TRUST/trusts', endpoint_filter=_IDENTITY, json={'trust': {
-                'trustor_user_id': context.user_id,
-                'trustee_user_id': trustee,
-                'project_id': context.project_id,
-                'impersonation': True,
-                'roles': [{'name': role} for role in roles]}})
+            '/OS-TRUST/trusts', endpoint_filter=_IDENTITY,
+            json={'trust': trust})
     except _UNAVAILABLE as exc:
         raise _keystone_unavailable(context, exc)
     except ks_exc.ClientException as exc:
@@ -154,26 +167,60 @@ def create_trust(conf, context):
     return trust_id
 
 
-def delete_trust(conf, context, trust_id):
-    """Delete a trust; one that is already gone is no error.
+def delete_trust(conf, context, trust_id, project_id=None, trustor_id=None):
+    """Delete a trust the service made; one already gone is no error.
 
     The trustor's token can delete it; without one (another service asked
     over RPC) the service user tries, which Keystone allows to admins.
-    Returns True once Keystone confirmed, False if it could not be asked
-    (see :func:`try_delete_trust` for why).
+    Returns True once Keystone confirmed, or the trust is not one the
+    service may delete; False if Keystone could not be asked (see
+    :func:`try_delete_trust`).
     """
-    return try_delete_trust(conf, context, trust_id) is None
+    return try_delete_trust(conf, context, trust_id, project_id,
+                            trustor_id) is None
 
 
-def try_delete_trust(conf, context, trust_id):
+def _not_ours(conf, trust_id, project_id, trustor_id):
+    """Why the trust is not one the service made for that policy, or None.
+
+    Asked of Keystone as the service user, which may read the trusts
+    delegated to it: a trust that delegates to another user (an id
+    planted in a policy) is never deleted by the service, whatever the
+    row says.  Raises ``NotFound`` for a trust that is already gone.
+    """
+    try:
+        trust = service_session(conf).get(
+            '/OS-TRUST/trusts/%s' % trust_id,
+            endpoint_filter=_IDENTITY).json()['trust']
+    except ks_exc.Forbidden:
+        return 'the service user may not read it, so it is not its trustee'
+    if trust.get('trustee_user_id') != service_session(conf).get_user_id():
+        return 'its trustee is not the service user'
+    if project_id and trust.get('project_id') != project_id:
+        return 'it is for project %s, not %s' % (trust.get('project_id'),
+                                                 project_id)
+    if trustor_id and trust.get('trustor_user_id') != trustor_id:
+        return 'its trustor is not the user of the policy'
+    return None
+
+
+def try_delete_trust(conf, context, trust_id, project_id=None,
+                     trustor_id=None):
     """Delete a trust: None once Keystone confirmed, else the reason why not.
 
-    As :func:`delete_trust`.
+    As :func:`delete_trust`.  A trust that the service did not make for
+    ``project_id`` and ``trustor_id`` (when given) is left as it is, with
+    a WARNING, and None is returned: there is nothing the service may do.
     """
     sessions = [service_session(conf)]
     if context.auth_token:
         sessions.insert(0, _user_session(conf, context))
     try:
+        refused = _not_ours(conf, trust_id, project_id, trustor_id)
+        if refused:
+            LOG.warning('Trust %s not deleted: %s; the service deletes only '
+                        'the trusts it made', trust_id, refused)
+            return None
         for number, session in enumerate(sessions, 1):
             try:
                 session.delete('/OS-TRUST/trusts/%s' % trust_id,

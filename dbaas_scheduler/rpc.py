@@ -35,7 +35,20 @@ _LOCK = threading.Lock()
 
 
 class RequestContextSerializer(messaging.Serializer):
-    """Sends our RequestContext as a dict; entities pass through as JSON."""
+    """Sends our RequestContext as a dict; entities pass through as JSON.
+
+    A received context is whatever the sender wrote: oslo.messaging
+    authenticates no caller, so anyone who may write to a topic may claim
+    any roles, project and user there.  Endpoints authorize what it says
+    all the same (the engine's RPC API), and only services may write to
+    the topics (the admin guide's "Security model").  ``is_admin`` is
+    never taken from a message.  With ``secrets=False`` the user's token
+    is left out of what is sent (casts to the workers, which never use
+    it).
+    """
+
+    def __init__(self, secrets=True):
+        self.secrets = secrets
 
     def serialize_entity(self, context, entity):
         return entity
@@ -44,10 +57,10 @@ class RequestContextSerializer(messaging.Serializer):
         return entity
 
     def serialize_context(self, context):
-        return context.to_dict()
+        return dbaas_context.as_message(context, secrets=self.secrets)
 
     def deserialize_context(self, context):
-        return dbaas_context.RequestContext.from_dict(context)
+        return dbaas_context.RequestContext.from_message(context)
 
 
 def init(conf):
@@ -75,12 +88,13 @@ def cleanup():
         _LOCAL_ENDPOINTS.clear()
 
 
-def get_client(target, version_cap=None):
+def get_client(target, version_cap=None, secrets=True):
+    """An RPC client; ``secrets=False`` sends contexts without the token."""
     if _TRANSPORT is None:
         raise RuntimeError('dbaas_scheduler.rpc.init() was not called')
     return messaging.get_rpc_client(
         _TRANSPORT, target, version_cap=version_cap,
-        serializer=RequestContextSerializer())
+        serializer=RequestContextSerializer(secrets=secrets))
 
 
 class BoundedThreadPoolExecutor(futurist.ThreadPoolExecutor):
@@ -181,7 +195,11 @@ class LocalClient:
             # engine's sweep casts the execution again later.
             raise messaging.MessageDeliveryFailure(
                 'no local endpoint serves topic %s' % self.topic)
-        _LOCAL_EXECUTOR.submit(_run_local, endpoint, context, method, kwargs)
+        # As over a broker: the worker gets a copy without the user's token.
+        local_context = dbaas_context.RequestContext.from_message(
+            dbaas_context.as_message(context, secrets=False))
+        _LOCAL_EXECUTOR.submit(_run_local, endpoint, local_context, method,
+                               kwargs)
 
 
 def _run_local(endpoint, context, method, kwargs):

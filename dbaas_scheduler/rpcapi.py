@@ -88,17 +88,28 @@ class EngineAPI:
     For other services -- Trove above all -- that manage backup policies
     over oslo.messaging.  Every method is a call: it waits for an engine
     and returns its answer, or raises what the engine raised
-    (``dbaas_scheduler.exception.Invalid``, ``NotFound`` or
+    (``dbaas_scheduler.exception.Invalid``, ``Forbidden``, ``NotFound`` or
     ``ServiceUnavailable``, as ``oslo_messaging.RemoteError`` when the
     caller does not have this package).
+
+    The engine authorizes ``context`` with the REST API's policy rules: a
+    service acting for a user passes that user's context (with its token,
+    which a ``trove`` policy's Keystone trust is created with), and the
+    policy belongs to the context's project and user.  Acting in another
+    project than the context's needs the ``service`` or ``admin`` role
+    (rule ``service_or_admin``).
 
     API version history:
 
     * 1.0 - Initial version: create_policy, update_policy, delete_policy,
       list_policies, delete_policies_for_instance.
+    * 1.1 - Every method authorizes the caller's context and checks its
+      values with the REST API's schemas; list_policies and
+      delete_policies_for_instance act in the caller's project unless
+      given another project_id or all_projects=True.
     """
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self, conf, timeout=None):
         target = messaging.Target(topic=conf.engine.topic, version='1.0')
@@ -106,15 +117,27 @@ class EngineAPI:
             conf, 'engine', self.RPC_API_VERSION))
         self.timeout = timeout
 
-    def _call(self, context, method, **kwargs):
-        cctxt = self.client.prepare(version='1.0', timeout=self.timeout)
+    def _call(self, context, method, version='1.0', **kwargs):
+        cctxt = self.client.prepare(version=version, timeout=self.timeout)
         return cctxt.call(context, method, **kwargs)
 
-    def create_policy(self, context, values):
-        """Create a policy and return it.
+    def _scoped_call(self, context, method, project_id, all_projects,
+                     **kwargs):
+        """A call on the policies of one project, or of every one."""
+        if self.client.can_send_version('1.1'):
+            return self._call(context, method, version='1.1',
+                              project_id=project_id,
+                              all_projects=all_projects, **kwargs)
+        # A 1.0 engine takes no project_id as every project.
+        return self._call(context, method, **kwargs) if all_projects \
+            else self._call(context, method, project_id=(
+                project_id or context.project_id), **kwargs)
 
-        ``values`` as in the REST API, plus ``project_id`` and ``user_id``
-        when the caller acts for a user.
+    def create_policy(self, context, values):
+        """Create a policy in the context's project, for its user.
+
+        ``values`` as in the REST API's request body: ``id``,
+        ``project_id``, ``user_id`` and ``trust_id`` are refused.
         """
         return self._call(context, 'create_policy', values=values)
 
@@ -127,18 +150,27 @@ class EngineAPI:
         """Delete a policy (its executions stay); returns None."""
         return self._call(context, 'delete_policy', policy_id=policy_id)
 
-    def list_policies(self, context, project_id=None, instance_id=None):
-        """Policies, optionally of one project and/or one instance."""
-        return self._call(context, 'list_policies', project_id=project_id,
-                          instance_id=instance_id)
+    def list_policies(self, context, project_id=None, instance_id=None,
+                      all_projects=False):
+        """Policies of the context's project, optionally of one instance.
 
-    def delete_policies_for_instance(self, context, instance_id):
-        """Delete every policy of an instance (e.g. Trove deleted it).
+        Those of another ``project_id``, or of every project
+        (``all_projects``), for a service or an administrator.
+        """
+        return self._scoped_call(context, 'list_policies', project_id,
+                                 all_projects, instance_id=instance_id)
 
+    def delete_policies_for_instance(self, context, instance_id,
+                                     project_id=None, all_projects=False):
+        """Delete the policies of an instance (e.g. Trove deleted it).
+
+        In the context's project; in another ``project_id``, or in every
+        project (``all_projects``), for a service or an administrator.
         Returns the ids of the policies deleted.
         """
-        return self._call(context, 'delete_policies_for_instance',
-                          instance_id=instance_id)
+        return self._scoped_call(context, 'delete_policies_for_instance',
+                                 project_id, all_projects,
+                                 instance_id=instance_id)
 
 
 class WorkerAPI:
@@ -161,7 +193,10 @@ class WorkerAPI:
             self.client = rpc.LocalClient(self.topic)
         else:
             target = messaging.Target(topic=self.topic, version='1.0')
-            self.client = rpc.get_client(target, version_cap=cap)
+            # Workers act through each policy's trust: the user's token,
+            # if the request had one, stays here.
+            self.client = rpc.get_client(target, version_cap=cap,
+                                         secrets=False)
 
     def backup_database_instance(self, context, execution_id):
         """Ask a worker to run one execution.

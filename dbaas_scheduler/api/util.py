@@ -23,11 +23,9 @@ import json
 import re
 import urllib.parse
 
-import jsonschema
 import webob
 
-from dbaas_scheduler.api.schemas import common
-from dbaas_scheduler.db import limits
+from dbaas_scheduler.api.schemas import validation
 from dbaas_scheduler import exception
 from dbaas_scheduler import timezones
 
@@ -40,16 +38,14 @@ WORKER_API_KEY = 'dbaas_scheduler.worker_api'
 # valid one (a policy with every field full), small enough not to tie up
 # a server thread.
 MAX_BODY_BYTES = 1024 * 1024
-# JSON nested deeper is refused.  A valid body has 3 levels and what
-# backup_params holds; Python's parser gives up near 1,000.
-MAX_JSON_DEPTH = 32
-# How much of a value an error message quotes.
-EXCERPT_LENGTH = 64
-
-# Text no database stores: NUL (PostgreSQL refuses it) and UTF-16
-# surrogates without their pair (not encodable as UTF-8).
-_UNSTORABLE = re.compile('[\x00\ud800-\udfff]')
 _DIGITS = re.compile('[0-9]+')
+
+# Shared with the RPC door (see api/schemas/validation.py).
+excerpt = validation.excerpt
+check_text = validation.check_text
+Validator = validation.Validator
+MAX_JSON_DEPTH = validation.MAX_JSON_DEPTH
+EXCERPT_LENGTH = validation.EXCERPT_LENGTH
 
 
 def shorten(text):
@@ -57,26 +53,6 @@ def shorten(text):
     if len(text) <= EXCERPT_LENGTH:
         return text
     return '%s... (%d characters)' % (text[:EXCERPT_LENGTH], len(text))
-
-
-def excerpt(value):
-    """``repr(value)``, cut short if long, for an error message."""
-    text = repr(value)
-    if len(text) <= EXCERPT_LENGTH:
-        return text
-    size = len(value) if isinstance(value, (str, bytes)) else len(text)
-    return '%s... (%d characters)' % (text[:EXCERPT_LENGTH], size)
-
-
-def check_text(value, what):
-    """Refuse text that no database stores, saying where it is."""
-    found = _UNSTORABLE.search(value)
-    if found:
-        raise exception.Invalid(
-            reason='%s holds %s, which cannot be stored; remove it.' % (
-                what, 'a NUL character (U+0000)' if found.group() == '\x00'
-                else 'an unpaired UTF-16 surrogate (U+%04X)'
-                % ord(found.group())))
 
 
 def context_of(req):
@@ -155,59 +131,6 @@ def _read_body(req):
     return data
 
 
-def _check_json(body):
-    """Refuse JSON nested too deeply or holding unstorable text.
-
-    Walks the document without recursion: its depth is what is checked.
-    """
-    pending = [(body, ())]
-    while pending:
-        value, path = pending.pop()
-        where = 'in %s: ' % '.'.join(str(p) for p in path) if path else ''
-        if isinstance(value, str):
-            check_text(value, '%sa string' % where)
-            continue
-        if not isinstance(value, (dict, list)):
-            continue
-        if len(path) >= MAX_JSON_DEPTH:
-            raise exception.Invalid(
-                reason='the body is nested deeper than %d levels.'
-                       % MAX_JSON_DEPTH)
-        if isinstance(value, dict):
-            for key, item in value.items():
-                check_text(key, '%sa key' % where)
-                pending.append((item, path + (key[:EXCERPT_LENGTH],)))
-        else:
-            pending.extend((item, path + (index,))
-                           for index, item in enumerate(value))
-
-
-def _max_json_length(validator, limit, instance, schema):
-    if isinstance(instance, (dict, list)):
-        length = limits.json_length(instance)
-        if length > limit:
-            yield jsonschema.ValidationError(
-                'is %d characters long as JSON; at most %d are stored'
-                % (length, limit))
-
-
-Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    {common.MAX_JSON_LENGTH: _max_json_length})
-
-
-def _schema_error_message(error):
-    """jsonschema's message, quoting at most an excerpt of the value."""
-    if error.validator == 'maxLength':
-        return '%s is longer than %d characters' % (
-            excerpt(error.instance), error.validator_value)
-    message = error.message
-    quoted = repr(error.instance)
-    if len(quoted) > EXCERPT_LENGTH:
-        message = message.replace(quoted, excerpt(error.instance))
-    return message
-
-
 def extract_json(req, schema):
     """The request's JSON body, validated against ``schema``."""
     data = _read_body(req)
@@ -225,15 +148,7 @@ def extract_json(req, schema):
     except ValueError as exc:
         raise exception.Invalid(reason='the body is not valid JSON: %s.'
                                        % str(exc)[:200])
-    _check_json(body)
-    errors = sorted(Validator(schema).iter_errors(body),
-                    key=lambda e: list(e.absolute_path))
-    if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        where = '.'.join(str(part) for part in error.absolute_path)
-        raise exception.Invalid(reason='%s%s.' % (
-            'in %s: ' % where if where else '',
-            _schema_error_message(error)))
+    validation.validate(body, schema)
     return body
 
 

@@ -111,6 +111,20 @@ engine_opts = [
         default=['notifications'],
         help='Topics Trove publishes its notifications to. Default: '
              'notifications, the oslo.messaging default.'),
+    cfg.ListOpt(
+        'trove_notification_publishers',
+        default=['0.0.0.0', 'taskmanager.*', 'conductor.*'],
+        help='Publisher ids of the Trove services whose notifications are '
+             'acted on, as shell-style patterns (* and ? wildcards, '
+             'case-sensitive); a notification from any other publisher is '
+             'ignored with a WARNING naming it. Trove\'s taskmanager sends '
+             'trove.instance.delete with its [DEFAULT] host as publisher id '
+             '(0.0.0.0 unless set: list the values your Trove hosts set), '
+             'and its other notifications as taskmanager.<host> or '
+             'conductor.<host>. A publisher id is what the sender claims: '
+             'only Trove may write to the notification exchange (see the '
+             'admin guide, "Security model"). Default: 0.0.0.0, '
+             'taskmanager.*, conductor.*.'),
     cfg.FloatOpt(
         'sweep_interval',
         default=10.0,

@@ -53,10 +53,11 @@ def record(context, trust_id, project_id, reason, due_at=None):
 def claim_due(context, now, limit, lease_seconds):
     """Take up to ``limit`` trusts due at ``now``.
 
-    Returns ``[(trust_id, attempts)]``.
+    Returns ``[(trust_id, attempts, project_id)]``.
     """
     rows = context.session.execute(
-        sa.select(_TRUSTS.c.trust_id, _TRUSTS.c.attempts)
+        sa.select(_TRUSTS.c.trust_id, _TRUSTS.c.attempts,
+                  _TRUSTS.c.project_id)
         .where(_TRUSTS.c.due_at <= now)
         .order_by(_TRUSTS.c.due_at)
         .limit(limit)
@@ -66,7 +67,7 @@ def claim_due(context, now, limit, lease_seconds):
             sa.update(_TRUSTS)
             .where(_TRUSTS.c.trust_id.in_([row.trust_id for row in rows]))
             .values(due_at=now + datetime.timedelta(seconds=lease_seconds)))
-    return [(row.trust_id, row.attempts) for row in rows]
+    return [(row.trust_id, row.attempts, row.project_id) for row in rows]
 
 
 @context_manager.writer

@@ -15,9 +15,16 @@ When ``[engine] trove_notifications`` is on, engines consume Trove's
 notifications (exchange ``[engine] trove_notification_exchange``, topics
 ``[engine] trove_notification_topics``, one pool shared by the engines,
 so that each notification is handled by one engine) and, on
-``trove.instance.delete``, disable and then delete the instance's backup
-policies.  Their executions stay as history.
+``trove.instance.delete`` from a publisher of ``[engine]
+trove_notification_publishers``, disable and then delete the ``trove``
+policies of that instance in the payload's project (``tenant_id``).
+Their executions stay as history.  Nothing authenticates a publisher:
+only Trove may write to the exchange (the admin guide's "Security
+model"); these checks keep a mistake or a forged message to one
+project's Trove policies of one instance.
 """
+
+import fnmatch
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -26,6 +33,9 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 
 LOG = logging.getLogger(__name__)
+
+# The backend whose instances Trove's notifications are about.
+BACKEND = 'trove'
 
 
 def pool_name(conf):
@@ -38,6 +48,13 @@ def pool_name(conf):
     return '%s-trove-notifications' % conf.engine.topic
 
 
+def trusted_publisher(conf, publisher_id):
+    """Whether a publisher is one of trove_notification_publishers."""
+    return isinstance(publisher_id, str) and any(
+        fnmatch.fnmatchcase(publisher_id, pattern)
+        for pattern in conf.engine.trove_notification_publishers)
+
+
 class TroveNotificationEndpoint:
     """Handles ``trove.instance.delete``; other notifications are ignored."""
 
@@ -48,15 +65,26 @@ class TroveNotificationEndpoint:
         self.conf = conf
 
     def info(self, ctxt, publisher_id, event_type, payload, metadata):
-        instance_id = (payload or {}).get('instance_id')
-        if not instance_id:
-            LOG.warning('%s from %s without an instance_id: ignored',
-                        event_type, publisher_id)
+        if not trusted_publisher(self.conf, publisher_id):
+            LOG.warning('%s from publisher %r ignored: not one of [engine] '
+                        'trove_notification_publishers (%s)', event_type,
+                        publisher_id, ', '.join(
+                            self.conf.engine.trove_notification_publishers))
             return messaging.NotificationResult.HANDLED
+        payload = payload if isinstance(payload, dict) else {}
+        instance_id = payload.get('instance_id')
+        project_id = payload.get('tenant_id')
+        for name, value in (('instance_id', instance_id),
+                            ('tenant_id', project_id)):
+            if not value or not isinstance(value, str):
+                LOG.warning('%s from %s without a %s: ignored', event_type,
+                            publisher_id, name)
+                return messaging.NotificationResult.HANDLED
         deleted = backup_policy_obj.delete_policies_for_instance(
-            dbaas_context.get_admin_context(), self.conf, instance_id)
-        LOG.info('Trove deleted instance %s: %d backup policies deleted',
-                 instance_id, len(deleted))
+            dbaas_context.get_admin_context(), self.conf, instance_id,
+            project_id=project_id, backend=BACKEND)
+        LOG.info('Trove deleted instance %s of project %s: %d backup '
+                 'policies deleted', instance_id, project_id, len(deleted))
         return messaging.NotificationResult.HANDLED
 
 

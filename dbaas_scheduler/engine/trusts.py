@@ -49,9 +49,11 @@ def delete_pending(conf, context, now=None):
     """One pass: ``(deleted, failed)`` counts."""
     now = now or timeutils.utcnow(True)
     deleted = failed = 0
-    for trust_id, attempts in db_trusts.claim_due(context, now, BATCH,
-                                                  LEASE):
-        reason = keystone.try_delete_trust(conf, context, trust_id)
+    for trust_id, attempts, project_id in db_trusts.claim_due(
+            context, now, BATCH, LEASE):
+        # Only if Keystone says the service made it (for that project).
+        reason = keystone.try_delete_trust(conf, context, trust_id,
+                                           project_id=project_id)
         if reason is None:
             db_trusts.forget(context, trust_id)
             deleted += 1

@@ -76,14 +76,18 @@ def check_instance(conf, policy):
                      'backend': policy.backend, 'error': exc})
 
 
-def delete_trust(conf, context, trust_id, project_id):
+def delete_trust(conf, context, trust_id, project_id, user_id=None):
     """Delete a trust, or queue it for the engines to delete.
 
-    When Keystone cannot be asked now, the trust is recorded in the
-    ``trust_deletion`` queue; engines try again until Keystone confirms,
-    so that no trust outlives its policy for long.
+    Only a trust the service made (its trustee the service user, for
+    ``project_id`` and from ``user_id`` when given): Keystone is asked
+    first.  When Keystone cannot be asked now, the trust is recorded in
+    the ``trust_deletion`` queue; engines try again until Keystone
+    confirms, so that no trust outlives its policy for long.
     """
-    reason = keystone.try_delete_trust(conf, context, trust_id)
+    reason = keystone.try_delete_trust(conf, context, trust_id,
+                                       project_id=project_id,
+                                       trustor_id=user_id)
     if reason is None:
         return True
     try:

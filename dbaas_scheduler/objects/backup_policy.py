@@ -171,7 +171,8 @@ def create_policy(context, conf, values, now=None):
         values['schedule_type'], values['schedule'], policy_id)
     if (owner['trust_id'] is None
             and access.delegates(conf, context, values['backend'])):
-        owner['trust_id'] = keystone.create_trust(conf, context)
+        owner['trust_id'] = keystone.create_trust(
+            conf, context, expires_at=values.get('end_at'))
     values.update(owner, id=policy_id, enabled=enabled,
                   next_execution_time=(sched.next_time(now) if enabled
                                        else None),
@@ -182,7 +183,8 @@ def create_policy(context, conf, values, now=None):
     except Exception:
         if owner['trust_id']:
             access.delete_trust(conf, context, owner['trust_id'],
-                                values.get('project_id'))
+                                values.get('project_id'),
+                                values.get('user_id'))
         raise
     notifications.notify_policy(conf, context, 'create', created)
     return created
@@ -241,13 +243,19 @@ def list_policies(context, project_id=None, name=None, instance_id=None,
         enabled=enabled, limit=limit, marker=marker)
 
 
-def delete_policies_for_instance(context, conf, instance_id):
-    """Disable, then delete, every policy of an instance; return their ids.
+def delete_policies_for_instance(context, conf, instance_id, *, project_id,
+                                 backend=None):
+    """Disable, then delete, the policies of an instance; return their ids.
 
-    For an instance that no longer exists (Trove deleted it).  Disabling
-    first stops new runs at once, even if a delete then fails.
+    For an instance that no longer exists (Trove deleted it): those of
+    ``project_id`` (None: of every project -- the caller was authorized
+    for that), and of ``backend`` only when given, since an instance id
+    means nothing to another backend.  Disabling first stops new runs at
+    once, even if a delete then fails.
     """
-    found = db_api.list_policies(context, instance_id=instance_id)
+    found = [policy for policy in db_api.list_policies(
+        context, project_id=project_id, instance_id=instance_id)
+        if backend is None or policy.backend == backend]
     for policy in found:
         try:
             pause_policy(context, conf, policy,
@@ -322,8 +330,9 @@ def _update_policy(context, conf, policy, changes, given_now):
         if (target.trust_id is None
                 and access.delegates(conf, context, target.backend)):
             # The policy moves to a backend that acts for its user.
-            new_trust = target.trust_id = keystone.create_trust(conf,
-                                                                context)
+            new_trust = target.trust_id = keystone.create_trust(
+                conf, context, expires_at=changes.get('end_at',
+                                                      policy.end_at))
     unused_trust = new_trust
     try:
         if moved:
@@ -335,16 +344,21 @@ def _update_policy(context, conf, policy, changes, given_now):
             values = dict(changes)
             values.update(_schedule_values(conf, current, changes, now))
             if new_trust and current.trust_id is None:
+                # The policy now acts through this user's trust: it is
+                # theirs that is checked before the trust is deleted.
                 values['trust_id'] = new_trust
+                values['user_id'] = context.user_id
                 unused_trust = None
             changed = db_api.update_policy(context, current.id, values)
     except Exception:
         if new_trust:
-            access.delete_trust(conf, context, new_trust, policy.project_id)
+            access.delete_trust(conf, context, new_trust, policy.project_id,
+                                context.user_id)
         raise
     if unused_trust:
         # A concurrent change gave the policy a trust already.
-        access.delete_trust(conf, context, unused_trust, policy.project_id)
+        access.delete_trust(conf, context, unused_trust, policy.project_id,
+                            context.user_id)
     return changed
 
 
@@ -406,7 +420,7 @@ def delete_policy(context, conf, policy):
     notifications.notify_policy(conf, context, 'delete', deleted)
     if deleted.trust_id:
         access.delete_trust(conf, context, deleted.trust_id,
-                            deleted.project_id)
+                            deleted.project_id, deleted.user_id)
 
 
 def run_policy(context, conf, policy, worker_api, now=None):

@@ -16,6 +16,7 @@ import itertools
 from dbaas_scheduler.policies import backup_policy
 from dbaas_scheduler.policies import base
 from dbaas_scheduler.policies import execution
+from dbaas_scheduler.policies import rpc
 from dbaas_scheduler.policies import schedule
 from dbaas_scheduler.policies import service
 
@@ -24,4 +25,4 @@ def list_rules():
     return list(itertools.chain(
         base.list_rules(), backup_policy.list_rules(),
         execution.list_rules(), schedule.list_rules(),
-        service.list_rules()))
+        service.list_rules(), rpc.list_rules()))

@@ -124,7 +124,8 @@ class TroveClient:
 
         A policy with a trust acts as the service user scoped to it, in the
         user's project; one without (noauth deployments, policies made by
-        dbaas-scheduler-manage) as the service user itself.
+        dbaas-scheduler-manage) as the service user itself, which
+        :meth:`_endpoint` allows in the service user's own project only.
         """
         trust_id = getattr(policy, 'trust_id', None)
         with self._lock:
@@ -174,6 +175,29 @@ class TroveClient:
         return catalog_endpoint(endpoint, adapter.get_project_id(),
                                 policy.project_id)
 
+    def _check_acts_for(self, adapter, policy):
+        """Refuse the service user's own token in another project.
+
+        A policy without a trust (made without a user's token) would have
+        the service act in the policy's project with its own rights: the
+        service acts in a project only through a trust a user of it
+        delegated.  Credentials without a project (a static token the
+        operator configured, e.g. ``admin_token`` for a Trove without
+        Keystone) are the operator's choice and are used as they are.
+        """
+        if getattr(policy, 'trust_id', None):
+            return
+        own_project = adapter.get_project_id()
+        if own_project is not None and policy.project_id != own_project:
+            raise base.PermanentBackendError(
+                backend=errors.NAME, kind='auth',
+                reason='the policy has no Keystone trust, and the service '
+                       'acts in project %s only through a trust that a user '
+                       'of that project delegated; it never uses its own '
+                       'token there. Delete the policy and create it again '
+                       'through the API as a member of the project'
+                       % policy.project_id)
+
     def request(self, policy, method, path, action, **kwargs):
         """One Trove request: a success or a 404, else a backend error.
 
@@ -205,6 +229,7 @@ class TroveClient:
     def _send(self, policy, method, path, action, **kwargs):
         try:
             adapter = self.adapter(policy)
+            self._check_acts_for(adapter, policy)
             return adapter.request(
                 path, method, endpoint_override=self._endpoint(adapter,
                                                                policy),

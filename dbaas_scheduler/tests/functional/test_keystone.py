@@ -332,6 +332,70 @@ class TestTrusts(_KeystoneTestCase):
         self.assertIsNone(trust['expires_at'])
         self.assertIsNone(trust['remaining_uses'])
 
+    def test_the_trust_expires_at_the_policys_end(self):
+        created = self.create_policy(self.keystone.alice,
+                                     end_at='2031-05-01T12:00:00Z')
+        trust = self.keystone.get_trust(
+            self.stored_policy(created['id']).trust_id)
+        self.assertTrue(trust['expires_at'].startswith('2031-05-01T12:00:00'),
+                        trust['expires_at'])
+
+    def planted_trust(self):
+        """A trust between two other users: alice to carol, in project A.
+
+        Its id is what an attacker would plant in a policy row.
+        """
+        response = self.keystone.session(self.keystone.alice).post(
+            self.keystone.auth_url + '/OS-TRUST/trusts', json={'trust': {
+                'trustor_user_id': self.keystone.alice.id,
+                'trustee_user_id': self.keystone.carol.id,
+                'project_id': self.keystone.project_a,
+                'impersonation': False,
+                'roles': [{'name': 'reader'}]}})
+        trust_id = response.json()['trust']['id']
+        self.addCleanup(self.keystone.call, 'DELETE',
+                        '/OS-TRUST/trusts/%s' % trust_id, expect=(204, 404))
+        return trust_id
+
+    def test_a_planted_trust_is_never_deleted(self):
+        # Issue 23: deleting a policy whose trust_id was planted made the
+        # service user (an admin) delete an unrelated trust.
+        planted = self.planted_trust()
+        created = backup_policy_obj.create_policy(self.context, self.conf, {
+            'project_id': self.keystone.project_a,
+            'user_id': self.keystone.alice.id, 'trust_id': planted,
+            'instance_id': 'i-1', 'backend': 'fake', 'schedule': '@daily'})
+        # Deleted without a token (as over RPC), and by its user's token.
+        backup_policy_obj.delete_policy(self.context, self.conf, created)
+        self.assertIsNotNone(self.keystone.get_trust(planted))
+        alice = dbaas_context.RequestContext(
+            auth_token=self.token(self.keystone.alice),
+            user_id=self.keystone.alice.id,
+            project_id=self.keystone.project_a)
+        self.assertTrue(keystone.delete_trust(self.conf, alice, planted,
+                                              self.keystone.project_a,
+                                              self.keystone.alice.id))
+        self.assertIsNotNone(self.keystone.get_trust(planted))
+        # Nor through the engines' queue.
+        db_trusts.record(self.context, planted, self.keystone.project_a,
+                         'planted')
+        self.assertEqual((1, 0), engine_trusts.delete_pending(
+            self.conf, self.context))
+        self.assertIsNotNone(self.keystone.get_trust(planted))
+        self.assertEqual([], db_trusts.list_pending(self.context))
+
+    def test_a_trust_of_another_project_or_user_is_not_deleted(self):
+        created = self.create_policy(self.keystone.alice)
+        trust_id = self.stored_policy(created['id']).trust_id
+        for project_id, trustor in ((self.keystone.project_b, None),
+                                    (None, self.keystone.bob.id)):
+            keystone.delete_trust(self.conf, self.context, trust_id,
+                                  project_id, trustor)
+            self.assertIsNotNone(self.keystone.get_trust(trust_id))
+        keystone.delete_trust(self.conf, self.context, trust_id,
+                              self.keystone.project_a, self.keystone.alice.id)
+        self.assertIsNone(self.keystone.get_trust(trust_id))
+
     def test_roles_the_user_lacks_are_refused(self):
         self.flags(group='api', trust_roles=['member', 'admin'])
         response = self.post_policy(self.keystone.alice)
@@ -616,18 +680,20 @@ class TestWorkerTrusts(_KeystoneTestCase):
                          (stored.enabled, stored.paused_reason))
         self.assertIn('[service_credentials]', execution.fault)
 
-    def test_policy_without_a_trust_acts_as_the_service_user(self):
-        # Made by dbaas-scheduler-manage: no token, no trust.  The service
-        # user's own token is of project "service", and Trove refuses it
-        # in project A; that is no broken trust.
+    def test_policy_without_a_trust_never_sends_the_service_token(self):
+        # Made by dbaas-scheduler-manage, or over RPC without a token: no
+        # trust.  The service never sends its own token to project A's
+        # URL: the run fails before any request reaches Trove.
         created = backup_policy_obj.create_policy(self.context, self.conf, {
             'project_id': self.keystone.project_a,
             'instance_id': self.trove.add_instance(
                 project_id=self.keystone.project_a),
             'schedule': '30 2 * * *'})
         self.assertIsNone(created.trust_id)
+        checked = len(self.trove.requests)
         execution = self.run_execution(created.id)
         self.assertEqual('FAILED', execution.status)
-        self.assertIn('Trove answered HTTP 401', execution.fault)
+        self.assertIn('the policy has no Keystone trust', execution.fault)
+        self.assertIn('never uses its own token', execution.fault)
         self.assertEqual([], self.trove_tokens)
-        self.assertTrue(self.stored_policy(created.id).enabled)
+        self.assertEqual(checked, len(self.trove.requests))

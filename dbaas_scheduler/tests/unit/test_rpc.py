@@ -19,7 +19,7 @@ import oslo_messaging as messaging
 from oslo_messaging import conffixture
 from oslotest import base
 
-from dbaas_scheduler import context
+from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import rpc
 
 
@@ -106,7 +106,7 @@ class TestGetServer(base.BaseTestCase):
 
         servers[0].start(override_pool_size=2)
         for n in range(10):
-            client.cast(context.get_admin_context(), 'work', n=n)
+            client.cast(dbaas_context.get_admin_context(), 'work', n=n)
         self._wait_for(lambda: len(busy.taken) == 2)
         time.sleep(0.5)  # time enough for a hoarding server to take more
         servers[1].start(override_pool_size=2)
@@ -114,3 +114,50 @@ class TestGetServer(base.BaseTestCase):
         self._wait_for(lambda: len(free.taken) >= 7)
         self.assertEqual(2, len(busy.taken))
         self.assertGreaterEqual(len(free.taken), 7)
+
+
+class TestRequestContextSerializer(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.context = dbaas_context.RequestContext(
+            project_id='p', user_id='u', roles=['member'],
+            auth_token='users-secret', is_admin=True, request_id='req-1')
+
+    def test_calls_carry_the_token_casts_do_not(self):
+        call = rpc.RequestContextSerializer().serialize_context(self.context)
+        self.assertEqual('users-secret', call['auth_token'])
+        cast = rpc.RequestContextSerializer(secrets=False).serialize_context(
+            self.context)
+        self.assertNotIn('auth_token', cast)
+        self.assertNotIn('users-secret', repr(cast))
+        self.assertEqual(('p', 'u', ['member'], 'req-1'),
+                         (cast['project_id'], cast['user'], cast['roles'],
+                          cast['request_id']))
+
+    def test_a_message_never_makes_itself_admin(self):
+        serializer = rpc.RequestContextSerializer()
+        received = serializer.deserialize_context(
+            serializer.serialize_context(self.context))
+        self.assertFalse(received.is_admin)
+        self.assertEqual(('p', 'u', ['member']),
+                         (received.project_id, received.user_id,
+                          received.roles))
+
+    def test_a_local_cast_gets_a_copy_without_the_token(self):
+        received = []
+        done = threading.Event()
+
+        class Endpoint:
+            def run(self, context, value):
+                received.append((context, value))
+                done.set()
+
+        rpc.register_local_endpoint('topic', Endpoint(), 1)
+        self.addCleanup(rpc.cleanup)
+        rpc.LocalClient('topic').cast(self.context, 'run', value=1)
+        self.assertTrue(done.wait(10))
+        [(context, value)] = received
+        self.assertEqual((None, 'p', 1), (context.auth_token,
+                                          context.project_id, value))
+        self.assertEqual('users-secret', self.context.auth_token)

@@ -99,7 +99,7 @@ class TestVersionCap(_ClientTest):
 
     def test_unset_is_the_newest_version(self):
         self.assertEqual('1.1', rpcapi.WorkerAPI(self.conf).client.version_cap)
-        self.assertEqual('1.0', rpcapi.EngineAPI(self.conf).client.version_cap)
+        self.assertEqual('1.1', rpcapi.EngineAPI(self.conf).client.version_cap)
 
     def test_a_version(self):
         self.flags(worker='1.0', engine='1.0', group='upgrade_levels')
@@ -142,7 +142,7 @@ class TestVersionCap(_ClientTest):
             error = self.assertRaises(exception.InvalidUpgradeLevel,
                                       rpcapi.WorkerAPI, self.conf)
             self.assertIn('cannot send that version', str(error))
-        self.flags(engine='1.1', group='upgrade_levels')
+        self.flags(engine='1.2', group='upgrade_levels')
         self.assertRaises(exception.InvalidUpgradeLevel, rpcapi.EngineAPI,
                           self.conf)
 

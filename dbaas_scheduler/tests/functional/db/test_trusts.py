@@ -41,12 +41,12 @@ class _TrustQueue(db_fixtures.DatabaseMixin):
         self.assertEqual(1000, len(later.last_error))
 
         now = timeutils.utcnow(True)
-        self.assertEqual([('t1', 0)],
+        self.assertEqual([('t1', 0, 'p1')],
                          db_trusts.claim_due(self.context, now, 10, 300))
         # Claimed: not due again until the lease ends.
         self.assertEqual([], db_trusts.claim_due(self.context, now, 10, 300))
         db_trusts.failed(self.context, 't1', now, 'still away')
-        self.assertEqual([('t1', 1)],
+        self.assertEqual([('t1', 1, 'p1')],
                          db_trusts.claim_due(self.context, now, 10, 300))
         db_trusts.forget(self.context, 't1')
         self.assertEqual(['t2'], [row.trust_id for row in

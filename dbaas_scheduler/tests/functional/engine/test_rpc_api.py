@@ -11,8 +11,6 @@
 # under the License.
 """The engines' RPC API and Trove notification listener, over RabbitMQ."""
 
-import time
-
 from oslo_config import cfg
 import oslo_messaging as messaging
 from oslo_messaging import conffixture
@@ -24,15 +22,20 @@ from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler import policy
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 
 
 def serve_engine_rpc(test):
     """An engine's RPC server on ``test.conf``'s topic, for the test."""
+    # Its rules are read from the test's configuration.
+    policy.reset()
+    test.addCleanup(policy.reset)
     target = messaging.Target(topic=test.conf.engine.topic,
                               server=test.conf.host)
     server = rpc.get_server(target, [manager.EngineManager(test.conf)])
@@ -50,7 +53,8 @@ class _EngineRPCTests(db_fixtures.DatabaseMixin):
         self.api = rpcapi.EngineAPI(self.conf, timeout=30)
         # Another service acting for a user of project trove-user.
         self.context = dbaas_context.RequestContext(
-            project_id='trove-user', user_id='alice')
+            project_id='trove-user', user_id='alice',
+            roles=['member', 'reader'])
 
     def create(self, **values):
         values.setdefault('instance_id', 'instance-1')
@@ -71,8 +75,8 @@ class _EngineRPCTests(db_fixtures.DatabaseMixin):
         listed = self.api.list_policies(self.context,
                                         instance_id='instance-1')
         self.assertEqual([created['id']], [p['id'] for p in listed])
-        self.assertEqual([], self.api.list_policies(self.context,
-                                                    project_id='other'))
+        self.assertEqual([], self.api.list_policies(
+            self.context, instance_id='instance-2'))
         self.assertIsNone(self.api.delete_policy(self.context,
                                                  created['id']))
         self.assertEqual([], self.api.list_policies(self.context))
@@ -128,6 +132,10 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
     # the RPC server's and the listener's threads cannot share.
     DRIVER = 'postgresql'
 
+    # What Trove's taskmanager sends trove.instance.delete as: its
+    # [DEFAULT] host (trove/common/notification.py, TroveBaseTraits).
+    TROVE = '0.0.0.0'
+
     def setUp(self):
         super().setUp()
         broker = self.useFixture(messaging_fixtures.Messaging(self,
@@ -153,8 +161,19 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
         self.addCleanup(listener.stop)
         self.context = dbaas_context.RequestContext(project_id='p',
                                                     user_id='u')
+        self.admin = dbaas_context.get_admin_context()
 
-    def notify(self, event_type, payload):
+    def policy(self, instance_id, project_id='p', backend='trove'):
+        """A policy of ``backend`` (stored as Trove's would be)."""
+        created = backup_policy_obj.create_policy(self.context, self.conf, {
+            'instance_id': instance_id, 'backend': 'fake',
+            'schedule': '@daily', 'project_id': project_id})
+        if backend != 'fake':
+            db_api.update_policy(self.admin, created.id,
+                                 {'backend': backend})
+        return created.id
+
+    def notify(self, event_type, payload, publisher=TROVE):
         # Trove's side: its own configuration, its own exchange.
         trove_conf = cfg.ConfigOpts()
         fixture = self.useFixture(conffixture.ConfFixture(
@@ -162,41 +181,77 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
         fixture.conf.set_override('control_exchange', self.exchange)
         transport = messaging.get_notification_transport(trove_conf)
         self.addCleanup(transport.cleanup)
-        notifier = messaging.Notifier(transport, 'trove-taskmanager.host',
+        notifier = messaging.Notifier(transport, publisher,
                                       driver='messagingv2',
                                       topics=[self.exchange])
         notifier.info({}, event_type, payload)
 
+    def left(self):
+        return {p.id for p in db_api.list_policies(self.admin)}
+
+    def wait_left(self, expected, timeout=30):
+        process_fixtures.wait_until(lambda: self.left() == expected, timeout)
+        return self.left()
+
+    def settle(self, marker_instance):
+        """Wait until the listener handled what was sent before.
+
+        A trusted deletion sent last: once its policy is gone, every
+        notification sent before it was handled (one queue, in order,
+        one listener).
+        """
+        marker = self.policy(marker_instance)
+        self.notify('trove.instance.delete', {
+            'instance_id': marker_instance, 'tenant_id': 'p'})
+        process_fixtures.wait_until(lambda: marker not in self.left(), 30)
+        self.assertNotIn(marker, self.left())
+
     def test_deleted_instance_takes_its_policies(self):
-        for instance in ('deleted', 'deleted', 'alive'):
-            backup_policy_obj.create_policy(self.context, self.conf, {
-                'instance_id': instance, 'backend': 'fake',
-                'schedule': '@daily'})
-        self.notify('trove.instance.create', {'instance_id': 'alive'})
-        self.notify('trove.instance.delete', {'instance_id': 'deleted'})
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            left = {p.instance_id for p in db_api.list_policies(self.context)}
-            if left == {'alive'}:
-                break
-            time.sleep(0.1)
-        self.assertEqual({'alive'}, left)
+        gone = {self.policy('deleted'), self.policy('deleted')}
+        alive = self.policy('alive')
+        self.notify('trove.instance.create',
+                    {'instance_id': 'alive', 'tenant_id': 'p'})
+        self.notify('trove.instance.delete',
+                    {'instance_id': 'deleted', 'tenant_id': 'p'})
+        self.assertEqual({alive}, self.wait_left({alive}))
+        self.assertTrue(gone.isdisjoint(self.left()))
+
+    def test_a_forged_notification_deletes_nothing(self):
+        # Issue 23: a forged trove.instance.delete deleted every project's
+        # policies of that instance, local and fake ones included.
+        victim = self.policy('shared', project_id='victim')
+        other = self.policy('shared', project_id='p')
+        fake = self.policy('shared', project_id='victim', backend='fake')
+        local = self.policy('shared', project_id='victim', backend='local')
+        everything = {victim, other, fake, local}
+        # Another publisher than Trove's.
+        self.notify('trove.instance.delete', {
+            'instance_id': 'shared', 'tenant_id': 'victim'},
+            publisher='nova-compute.attacker')
+        # The right publisher, no tenant_id.
+        self.notify('trove.instance.delete', {'instance_id': 'shared'})
+        # The right publisher, another tenant (no trove policy there).
+        self.notify('trove.instance.delete', {
+            'instance_id': 'shared', 'tenant_id': 'bystander'})
+        self.settle('marker-1')
+        self.assertEqual(everything, self.left())
+        # Trove's own, for the victim's project: only its trove policy.
+        self.notify('trove.instance.delete', {
+            'instance_id': 'shared', 'tenant_id': 'victim'})
+        self.assertEqual({other, fake, local},
+                         self.wait_left({other, fake, local}))
 
     def test_rpc_calls_and_notifications_keep_to_their_queues(self):
         self.assertNotEqual(self.conf.engine.topic,
                             notification_listener.pool_name(self.conf))
         api = rpcapi.EngineAPI(self.conf, timeout=15)
+        caller = dbaas_context.RequestContext(project_id='p', user_id='u',
+                                              roles=['reader'])
         for number in range(6):
-            backup_policy_obj.create_policy(self.context, self.conf, {
-                'instance_id': 'gone-%d' % number, 'backend': 'fake',
-                'schedule': '@daily'})
+            self.policy('gone-%d' % number)
             self.notify('trove.instance.delete',
-                        {'instance_id': 'gone-%d' % number})
+                        {'instance_id': 'gone-%d' % number,
+                         'tenant_id': 'p'})
             # Every call is answered (none lands with the listener).
-            self.assertIsInstance(api.list_policies(self.context), list)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if not db_api.list_policies(self.context):
-                break
-            time.sleep(0.1)
-        self.assertEqual([], db_api.list_policies(self.context))
+            self.assertIsInstance(api.list_policies(caller), list)
+        self.assertEqual(set(), self.wait_left(set()))

@@ -113,7 +113,8 @@ class _NotificationTests(db_fixtures.DatabaseMixin):
                 {'instance_id': 'gone', 'schedule': '@daily'})
         self.recorder.clear()
         deleted = backup_policy_obj.delete_policies_for_instance(
-            dbaas_context.get_admin_context(), self.conf, 'gone')
+            dbaas_context.get_admin_context(), self.conf, 'gone',
+            project_id=None)
         self.assertEqual(['backup_policy.pause.end'] * 2
                          + ['backup_policy.delete.end'] * 2,
                          self.recorder.event_types())

@@ -140,8 +140,9 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
         fixture.conf.set_override('control_exchange', self.trove_exchange)
         transport = messaging.get_notification_transport(trove_conf)
         self.addCleanup(transport.cleanup)
+        # Trove's taskmanager is its [DEFAULT] host, 0.0.0.0 by default.
         messaging.Notifier(
-            transport, 'trove-taskmanager.host', driver='messagingv2',
+            transport, '0.0.0.0', driver='messagingv2',
             topics=[self.trove_exchange]).info({}, event_type, payload)
 
     def test_version_document_carries_the_path(self):
@@ -188,25 +189,32 @@ class TestSmokeUnderCheroot(_SmokeWSGITests, base.TestCase):
     def test_trove_deleting_an_instance_deletes_its_policies(self):
         ids = {}
         for name, instance in (('gone-1', 'gone'), ('gone-2', 'gone'),
-                               ('kept', 'alive')):
+                               ('kept', 'alive'), ('fake', 'gone')):
             result = self.openstack(
                 'database', 'backup', 'policy', 'create', '--name', name,
                 '--instance', instance, '--backend', 'fake', '--schedule',
                 '0 3 * * *', '-f', 'value', '-c', 'ID')
             self.assertEqual(0, result.returncode, result.stderr)
             ids[name] = result.stdout.strip()
+        # Trove's notifications are about trove policies only: those made
+        # here as fake ones become trove ones (no Trove to check them).
+        for name in ('gone-1', 'gone-2', 'kept'):
+            policy = db_api.update_policy(self.context, ids[name],
+                                          {'backend': 'trove'})
+        project_id = policy.project_id
         # The engine's listener is up once its queue exists: until then a
         # notification would find no queue and be dropped, so send again.
 
         def deleted_after_notice():
             self.notify_as_trove('trove.instance.delete',
-                                 {'instance_id': 'gone'})
+                                 {'instance_id': 'gone',
+                                  'tenant_id': project_id})
             return process_fixtures.wait_until(
                 lambda: get('%s/v1/backup-policies/%s' % (
                     self.url, ids['gone-1']))[0] == 404, 5, 0.5)
         self.wait_for(deleted_after_notice, 120,
                       lambda: 'the policies of the deleted instance stay')
-        for name, status in (('gone-2', 404), ('kept', 200)):
+        for name, status in (('gone-2', 404), ('kept', 200), ('fake', 200)):
             self.assertEqual(status, get('%s/v1/backup-policies/%s' % (
                 self.url, ids[name]))[0], name)
 

@@ -35,6 +35,8 @@ class TestBackendPlumbing(base.TestCase):
         self.addCleanup(patcher.stop)
         self.flags(group='trove',
                    endpoint_override='http://trove/v1.0/%(project_id)s')
+        # A policy without a trust, in the service user's own project.
+        self.adapter.get_project_id.return_value = 'project-1'
 
     def test_requests_go_to_the_policy_project(self):
         self.adapter.request.return_value = fakes.make_response(
@@ -54,10 +56,21 @@ class TestBackendPlumbing(base.TestCase):
         self.adapter.get_endpoint.return_value = 'http://t/v1.0/service'
         self.adapter.get_project_id.return_value = 'service'
         self.adapter.request.return_value = fakes.make_response(202)
-        self.backend.delete_backup(fakes.make_policy(), 'b')
+        policy = fakes.make_policy()
+        policy.trust_id = 'trust-1'
+        self.backend.delete_backup(policy, 'b')
         self.assertEqual(
             'http://t/v1.0/project-1',
             self.adapter.request.call_args.kwargs['endpoint_override'])
+
+    def test_no_trust_never_sends_the_service_token_elsewhere(self):
+        self.adapter.get_project_id.return_value = 'service'
+        exc = self.assertRaises(backends.PermanentBackendError,
+                                self.backend.get_backup, fakes.make_policy(),
+                                'b')
+        self.assertIn('the policy has no Keystone trust', str(exc))
+        self.assertIn('never uses its own token', str(exc))
+        self.adapter.request.assert_not_called()
 
     def test_no_endpoint_in_catalog(self):
         self.flags(group='trove', endpoint_override=None)
