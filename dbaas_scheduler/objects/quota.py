@@ -199,7 +199,8 @@ def _runs_exceeded(policy, over, times, now):
     return exception.RateLimitExceeded(
         what='policy %s was run by hand too often' % policy.id,
         limit=over.limit, usage=over.usage, window='an hour',
-        retry_after=max(1, math.ceil((leaves - now).total_seconds())))
+        retry_after=min(RATE_WINDOW.total_seconds(), max(
+            1, math.ceil((leaves - now).total_seconds()))))
 
 
 def check_manual_run_rate(context, conf, policy, now=None):
@@ -237,5 +238,7 @@ def verify_manual_run_rate(context, policy, limit, execution_id, now=None):
     times = db_quota.manual_run_times(context, policy.id, now - RATE_WINDOW,
                                       exclude=execution_id)
     if len(times) + 1 > limit:
+        # Runs that got in while this one waited for the lock are newer
+        # than its ``now``: the wait is counted from the present.
         raise _runs_exceeded(policy, _OverLimit(limit, len(times)), times,
-                             now)
+                             max(now, timeutils.utcnow(True)))
