@@ -22,7 +22,8 @@ quota_group = cfg.OptGroup(
          'registered in Keystone for the resource backup_policies or '
          'backup_policy_manual_runs_per_hour wins; these options apply to '
          'the resources Keystone has no limit for, and to every resource '
-         'when unified limits are not configured (noauth, the all-in-one). '
+         'when unified limits are not configured or auth_strategy is noauth '
+         '(the all-in-one). '
          'See "Quotas and rate limits" in the administration guide.')
 
 quota_opts = [

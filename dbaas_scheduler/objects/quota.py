@@ -23,8 +23,9 @@ Two resources, each limited per project:
 
 The limit is Keystone's (unified limits, read with oslo.limit's
 ``Enforcer``, the usage counted from our database by its callback) when
-``[oslo_limit]`` names this service's endpoint and Keystone has a
-registered limit for the resource; otherwise the ``[quota]`` option.  -1
+``[oslo_limit]`` names this service's endpoint, requests are
+authenticated by Keystone, and Keystone has a registered limit for the
+resource; otherwise the ``[quota]`` option.  -1
 means no limit, in Keystone as in the options.
 
 Both checks are made by the domain functions that every door calls
@@ -74,12 +75,16 @@ class _OverLimit(Exception):
         self.usage = usage
 
 
-def unified_limits_configured():
+def unified_limits_configured(conf):
     """True when ``[oslo_limit]`` names this service's Keystone endpoint.
 
+    And requests are authenticated by Keystone: under noauth a project is
+    whatever name a request gives, which Keystone does not know.
     oslo.limit reads its options from the process-wide configuration
     only, so they are read there too.
     """
+    if conf.auth_strategy != 'keystone':
+        return False
     # Imported here: oslo.limit brings in openstacksdk, which processes
     # that never check a limit (the worker, the tools) need not load.
     from oslo_limit import limit  # noqa: F401 registers [oslo_limit]
@@ -128,7 +133,7 @@ def _enforce(conf, project_id, resource, count, delta=1):
     ``count()`` is the project's current usage.  Returns the limit, or
     None when there is none; raises :class:`_OverLimit`.
     """
-    if unified_limits_configured():
+    if unified_limits_configured(conf):
         limit = _keystone_limit(project_id, resource, count, delta)
         if limit is not False:
             return limit

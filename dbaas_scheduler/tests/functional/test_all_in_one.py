@@ -55,6 +55,9 @@ class TestAllInOne(process_fixtures.AllInOneProcessMixin, base.TestCase):
             'worker': {'poll_interval': 0.2},
             'local_backend': {'instances': 'notes:sqlite:///' + self.notes,
                               'backup_dir': self.backups},
+            # The concurrency test runs its policies by hand more often
+            # than the default rate allows (test_quota_races tests it).
+            'quota': {'manual_runs_per_policy_per_hour': -1},
         })
         self.start_all_in_one(config)
 

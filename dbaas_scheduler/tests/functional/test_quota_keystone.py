@@ -113,7 +113,7 @@ class TestUnifiedLimits(test_keystone._KeystoneTestCase):
             project_id=user.project_id))
 
     def test_registered_limit_applies_without_a_project_limit(self):
-        self.assertTrue(quota.unified_limits_configured())
+        self.assertTrue(quota.unified_limits_configured(self.conf))
         alice = self.keystone.alice
         for _ in range(2):
             self.create_policy(alice)
@@ -167,6 +167,10 @@ class TestUnifiedLimits(test_keystone._KeystoneTestCase):
         statuses = [self.api('POST', path, alice, json={}).status_code
                     for _ in range(3)]
         self.assertEqual([202, 202, 429], statuses)
+
+    def test_noauth_uses_the_configured_limits(self):
+        self.flags(auth_strategy='noauth')
+        self.assertFalse(quota.unified_limits_configured(self.conf))
 
     def test_unknown_endpoint_is_503_and_creates_nothing(self):
         cfg.CONF.set_override('endpoint_id', 'no-such-endpoint',

@@ -85,6 +85,7 @@ class APIServer(fixture.GabbiFixture):
                           group='database')
         conf.set_override('auth_strategy', 'noauth')
         conf.set_override('rpc_transport', 'none')
+        self.conf = conf
         for name, value in self.QUOTAS.items():
             conf.set_override(name, value, group='quota')
         if self.DEFAULT_BACKEND:
@@ -140,6 +141,11 @@ class APIServer(fixture.GabbiFixture):
         if getattr(self, 'thread', None) is not None:
             self.server.stop()
             self.thread.join()
+        if getattr(self, 'conf', None) is not None:
+            # Every ConfigOpts of the process shares the [quota] group's
+            # options, and with them their overrides.
+            for name in self.QUOTAS:
+                self.conf.clear_override(name, group='quota')
         if getattr(self, 'restore_factory', None) is not None:
             self.restore_factory()
             self.facade._factory.dispose_pool()

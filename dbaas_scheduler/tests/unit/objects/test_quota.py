@@ -42,7 +42,7 @@ class TestConfiguredLimits(base.TestCase):
         return patcher.start()
 
     def test_not_configured_without_an_endpoint(self):
-        self.assertFalse(quota.unified_limits_configured())
+        self.assertFalse(quota.unified_limits_configured(self.conf))
 
     def test_defaults(self):
         self.assertEqual(100, self.conf.quota.policies_per_project)
