@@ -154,6 +154,28 @@ class Forbidden(DbaasSchedulerException):
                'administrator of your project for the role it needs.')
 
 
+class QuotaExceeded(DbaasSchedulerException):
+    """One more would pass a project's limit (a quota: 403)."""
+
+    msg_fmt = ('Quota exceeded: project %(project_id)s may have at most '
+               '%(limit)d %(what)s and has %(usage)d. %(advice)s')
+
+
+class RateLimitExceeded(DbaasSchedulerException):
+    """Too many requests of a kind in a window (a rate: 429).
+
+    ``retry_after`` is the whole seconds until one more is allowed.
+    """
+
+    msg_fmt = ('Rate limit exceeded: %(what)s; at most %(limit)d are '
+               'allowed in %(window)s and %(usage)d were taken. Try again '
+               'in %(retry_after)d seconds.')
+
+    @property
+    def retry_after(self):
+        return self.kwargs.get('retry_after')
+
+
 class InvalidConfiguration(DbaasSchedulerException):
     """Options that cannot work together: the program refuses to start."""
 

@@ -44,6 +44,8 @@ STATUS_OF = (
     (exception.RequestTooLarge, 413),
     (exception.Invalid, 400),
     (exception.Forbidden, 403),
+    (exception.QuotaExceeded, 403),
+    (exception.RateLimitExceeded, 429),
     (exception.NotFound, 404),
     (exception.Conflict, 409),
     (exception.ServiceUnavailable, 503),
@@ -110,6 +112,14 @@ def error_response(status, detail, code, request_id, headers=None):
     return util.json_response(body, status=status, headers=headers)
 
 
+def _headers(exc):
+    """Headers an error answer carries: Retry-After for a rate limit."""
+    retry_after = getattr(exc, 'retry_after', None)
+    if retry_after is None:
+        return None
+    return {'Retry-After': str(max(1, int(retry_after)))}
+
+
 class FaultWrapper:
     """Turn every exception a handler raises into a JSON error answer."""
 
@@ -129,7 +139,7 @@ class FaultWrapper:
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):
                 return error_response(status, str(exc), _code(exc),
-                                      request_id)
+                                      request_id, headers=_headers(exc))
         if isinstance(exc, webob.exc.HTTPException):
             return error_response(
                 exc.code, exc.detail or exc.explanation,

@@ -109,7 +109,8 @@ OPERATIONS = {
         200, 'BackupPolicy', request=('Empty', False), errors=_CHANGE),
     ('POST', _POLICY + '/run'): _op(
         'runBackupPolicy', 'Take a backup now', 'backup-policies', 202,
-        'Execution', request=('Empty', False), errors=_CHANGE),
+        'Execution', request=('Empty', False),
+        errors=_CHANGE + (429, 503)),
     ('GET', _POLICY + '/next-runs'): _op(
         'listNextRuns', 'Preview the next runs of a backup policy',
         'backup-policies', 200, 'NextRuns',
@@ -144,11 +145,13 @@ STATUS_TEXT = {
     204: 'The request succeeded; there is no body.',
     400: 'The request is invalid; the detail says why and what to change.',
     401: 'No valid Keystone token (keystonemiddleware\'s own answer).',
-    403: 'A policy rule does not allow the request; the detail names it.',
+    403: 'A policy rule does not allow the request, or a quota is '
+         'reached; the detail names the rule, or the limit and the usage.',
     404: 'No such resource, or one of another project.',
     409: 'Another request changed or deleted the resource meanwhile; '
          'read it again and retry.',
     413: 'The body is larger than the API takes (1 MiB).',
+    429: 'Over a rate limit; Retry-After holds the seconds to wait.',
     503: 'A service this one depends on is unavailable; try again later.',
 }
 
@@ -277,7 +280,10 @@ def _components():
         'headers': {'X-OpenStack-Request-Id': {
             '$ref': '#/components/headers/RequestId'}},
         'content': _json(_schema_ref('Error'))}
-        for status in (400, 403, 404, 409, 413, 503)}
+        for status in (400, 403, 404, 409, 413, 429, 503)}
+    errors['Error429']['headers']['Retry-After'] = {
+        'description': 'Whole seconds until the request is allowed again.',
+        'required': True, 'schema': {'type': 'integer', 'minimum': 1}}
     return {
         'schemas': schemas,
         'responses': errors,

@@ -26,6 +26,7 @@ from dbaas_scheduler.conf import engine
 from dbaas_scheduler.conf import local_backend
 from dbaas_scheduler.conf import metrics
 from dbaas_scheduler.conf import notifications
+from dbaas_scheduler.conf import quota
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler.conf import trove
 from dbaas_scheduler.conf import upgrade_levels
@@ -34,7 +35,7 @@ from dbaas_scheduler.conf import worker
 # Every module that declares an option group, in sample-config order.
 OPTION_MODULES = (default, database, api, engine, worker, trove,
                   local_backend, service_credentials, upgrade_levels,
-                  notifications, metrics)
+                  notifications, metrics, quota)
 
 
 def register_opts(conf):

@@ -34,6 +34,7 @@ from dbaas_scheduler import exception
 from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import access
+from dbaas_scheduler.objects import quota
 from dbaas_scheduler import schedule
 from dbaas_scheduler import timezones
 
@@ -169,6 +170,8 @@ def create_policy(context, conf, values, now=None):
     sched = validate_schedule(conf, values, policy_id, now)
     values['resolved_schedule'] = schedule.resolve_hashed_fields(
         values['schedule_type'], values['schedule'], policy_id)
+    # Before a trust is made: a refused create leaves nothing behind.
+    limit = quota.check_policy_quota(context, conf, owner['project_id'])
     if (owner['trust_id'] is None
             and access.delegates(conf, context, values['backend'])):
         owner['trust_id'] = keystone.create_trust(
@@ -180,6 +183,8 @@ def create_policy(context, conf, values, now=None):
     try:
         access.check_instance(conf, types.SimpleNamespace(**values))
         created = db_api.create_policy(context, values)
+        quota.verify_policy_quota(context, owner['project_id'], limit,
+                                  policy_id)
     except Exception:
         if owner['trust_id']:
             access.delete_trust(conf, context, owner['trust_id'],
@@ -432,15 +437,22 @@ def run_policy(context, conf, policy, worker_api, now=None):
     engine's sweep sends it later: failing the request would only make the
     user start a second run.  Returns the execution as it is after the
     cast, which is also the payload of the ``backup_policy.run.end``
-    notification.
+    notification.  Over the policy's manual-run rate
+    (:mod:`dbaas_scheduler.objects.quota`) it raises RateLimitExceeded
+    and records nothing.
     """
     now = now or timeutils.utcnow(True)
-    execution = db_api.record_manual_run(context, {
-        'policy_id': policy.id, 'project_id': policy.project_id,
-        'instance_id': policy.instance_id, 'scheduled_at': now,
-        'trigger': enums.ExecutionTrigger.MANUAL,
-        'status': enums.ExecutionStatus.DISPATCHED, 'created_at': now,
-        'dispatched_at': now})
+    limit = quota.check_manual_run_rate(context, conf, policy, now)
+    with db_api.writer_transaction(context):
+        execution = db_api.record_manual_run(context, {
+            'policy_id': policy.id, 'project_id': policy.project_id,
+            'instance_id': policy.instance_id, 'scheduled_at': now,
+            'trigger': enums.ExecutionTrigger.MANUAL,
+            'status': enums.ExecutionStatus.DISPATCHED, 'created_at': now,
+            'dispatched_at': now})
+        # Counted under the policy row's lock, which the insert took.
+        quota.verify_manual_run_rate(context, policy, limit, execution.id,
+                                     now)
     dispatch.dispatch(worker_api, context, [execution.id], 1, now)
     try:
         execution = db_api.get_execution(context, execution.id)

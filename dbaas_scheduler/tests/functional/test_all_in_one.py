@@ -55,6 +55,9 @@ class TestAllInOne(base.TestCase):
                 'local_backend': {
                     'instances': 'notes:sqlite:///' + self.notes,
                     'backup_dir': self.backups},
+                # The concurrency test runs its policies by hand more often
+                # than the default rate allows (test_quota_races tests it).
+                'quota': {'manual_runs_per_policy_per_hour': -1},
             }))
 
     def test_a_manual_run_becomes_a_backup_file(self):

@@ -64,6 +64,8 @@ class APIServer(fixture.GabbiFixture):
     DEFAULT_BACKEND = None
     # cheroot's worker threads: requests served at once.
     THREADS = 4
+    # [quota] options set for the file.
+    QUOTAS = {}
 
     def start_fixture(self):
         try:
@@ -82,6 +84,9 @@ class APIServer(fixture.GabbiFixture):
                           group='database')
         conf.set_override('auth_strategy', 'noauth')
         conf.set_override('rpc_transport', 'none')
+        self.conf = conf
+        for name, value in self.QUOTAS.items():
+            conf.set_override(name, value, group='quota')
         if self.DEFAULT_BACKEND:
             conf.set_override('default_backend', self.DEFAULT_BACKEND,
                               group='api')
@@ -135,6 +140,11 @@ class APIServer(fixture.GabbiFixture):
         if getattr(self, 'thread', None) is not None:
             self.server.stop()
             self.thread.join()
+        if getattr(self, 'conf', None) is not None:
+            # Every ConfigOpts of the process shares the [quota] group's
+            # options, and with them their overrides.
+            for name in self.QUOTAS:
+                self.conf.clear_override(name, group='quota')
         if getattr(self, 'restore_factory', None) is not None:
             self.restore_factory()
             self.facade._factory.dispose_pool()
@@ -224,6 +234,11 @@ def fixtures_for(driver):
     that YAML files use must be listed here too.
     """
     server = type('APIServer', (APIServer,), {'DRIVER': driver})
+    # The quota stories: two policies a project, two manual runs an hour.
+    small_quotas = type('SmallQuotas', (APIServer,), {
+        'DRIVER': driver, 'QUOTAS': {'policies_per_project': 2,
+                                     'manual_runs_per_policy_per_hour': 2}})
     return types.SimpleNamespace(APIServer=server,
+                                 SmallQuotas=small_quotas,
                                  LargeValues=LargeValues,
                                  RetentionHistory=RetentionHistory)

@@ -104,6 +104,9 @@ class RacesMixin:
         server = fixtures.fixtures_for(self.DRIVER).APIServer()
         server.DEFAULT_BACKEND = 'fake'
         server.THREADS = CLIENTS
+        # The races are over rows, not quotas: no limit on creates or runs.
+        server.QUOTAS = {'policies_per_project': -1,
+                         'manual_runs_per_policy_per_hour': -1}
         server.start_fixture()
         self.addCleanup(server.stop_fixture)
         # Schedules of a second: the engine has work at every tick.
