@@ -177,8 +177,10 @@ def run_policy(req):
 
     A manual execution, cast to the workers with the application's RPC
     client.  202 with the execution; 400 for a body; 401; 403 and 404 as
-    for showing it; 409 when an execution of the policy is recorded for
-    the same instant meanwhile; 413 for a body over 1 MiB.
+    for showing it (403 also when manual runs are off); 409 when an
+    execution of the policy is recorded for the same instant meanwhile;
+    413 for a body over 1 MiB; 429 with ``Retry-After`` over the rate of
+    manual runs; 503 when Keystone's limits cannot be read.
     """
     util.extract_json(req, schema.EMPTY)
     found = load(req, rules.RUN)

@@ -43,5 +43,5 @@ class TestDeprecatedNames(base.TestCase):
                             'execution_purge_after_days = 90\n')
         self.assertEqual(90, engine.execution_purge_after_days)
 
-    def test_off_by_default(self):
-        self.assertEqual(0, self._load('').execution_purge_after_days)
+    def test_ninety_days_by_default(self):
+        self.assertEqual(90, self._load('').execution_purge_after_days)
