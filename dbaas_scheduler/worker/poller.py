@@ -292,13 +292,14 @@ class BackupPoller:
             backups = self.runner.call_backend(
                 execution, backend.list_backups, policy)
             owners = db_retention.list_instance_backup_owners(
-                context, policy.instance_id)
+                context, policy.project_id, policy.instance_id)
             policies = {
                 other.id: retention.PolicyRetention(
                     retention.RetentionRules.from_policy(other),
                     timezones.get_timezone(other.timezone))
                 for other in db_retention.list_instance_policies(
-                    context, policy.instance_id, policy.backend)}
+                    context, policy.backend, policy.project_id,
+                    policy.instance_id)}
             decision = retention.plan_instance_retention(
                 backups, policy.id, owners, policies,
                 timeutils.utcnow(True))
