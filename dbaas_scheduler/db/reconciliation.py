@@ -14,11 +14,11 @@
 One ``backup_reconciliation`` row per instance -- ``(backend, project_id,
 instance_id)``, so that no project's passes act on another's -- whose
 backups are to be listed again (see ``dbaas_scheduler.worker.reconciler``).
-Finishing an execution queues its instance (an upsert that only ever brings the next
-pass forward and pushes the end of the window out); workers claim due rows
-with ``FOR UPDATE SKIP LOCKED`` and move their ``due_at`` on by a lease,
-which is also the token that tells them, when they are done, whether the
-row changed meanwhile.
+Finishing an execution queues its instance (an upsert that only ever
+brings the next pass forward and pushes the end of the window out);
+workers claim due rows with ``FOR UPDATE SKIP LOCKED`` and move their
+``due_at`` on by a lease, which is also the token that tells them, when
+they are done, whether the row changed meanwhile.
 """
 
 import datetime
