@@ -225,7 +225,6 @@ class LocalBackend(base.BackupBackend):
         if backup.fault:
             backup.fault = 'the dump failed; %s (backup %s)' % (
                 _SEE_LOG, backup.id)
-        backup.location = None
         return backup
 
     # Configuration and paths.
