@@ -29,11 +29,10 @@ from dbaas_scheduler import policy
 
 ALL = ('fake', 'local', 'trove')
 
-_MEMBER = 'role:admin or (role:member and project_id:%(project_id)s)'
-
-# The rules a member needs to give a policy any backend and instance.
-OPEN_RULES = {backend_rules.rule_name(name): _MEMBER for name in ALL}
-OPEN_RULES[backend_rules.LOCAL_ANY_INSTANCE] = _MEMBER
+# Whoever may create a policy (the create rule still applies) may give it
+# any backend and instance.
+OPEN_RULES = {backend_rules.rule_name(name): '@' for name in ALL}
+OPEN_RULES[backend_rules.LOCAL_ANY_INSTANCE] = '@'
 
 
 def write_policy_file(directory):

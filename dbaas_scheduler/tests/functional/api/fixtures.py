@@ -213,8 +213,8 @@ class LocalOwners(BackendAccess):
         path = os.path.join(self.policy_dir.path, 'policy.json')
         with open(path, 'w') as stream:
             json.dump({backend_rules.rule_name('local'):
-                       backend_fixtures.OPEN_RULES[
-                           backend_rules.rule_name('local')]}, stream)
+                       'role:admin or (role:member and '
+                       'project_id:%(project_id)s)'}, stream)
         policy_opts.set_defaults(conf)
         conf.set_override('policy_file', path, group='oslo_policy')
 
