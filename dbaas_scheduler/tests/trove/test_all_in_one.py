@@ -48,7 +48,8 @@ class TestAllInOneOnTrove(process_fixtures.AllInOneProcessMixin,
             # noauth's default backend is local: this all-in-one backs
             # up through Trove.
             'api': {'bind_host': '127.0.0.1', 'bind_port': self.port,
-                    'default_backend': 'trove'},
+                    'default_backend': 'trove',
+                    'enabled_backends': 'trove'},
             'engine': {'scan_interval': 0.5},
             'worker': {'poll_interval': 1},
             'service_credentials': {'auth_type': 'admin_token',
