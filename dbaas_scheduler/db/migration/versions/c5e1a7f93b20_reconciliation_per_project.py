@@ -34,11 +34,17 @@ depends_on = None
 
 
 def upgrade():
-    bind = op.get_bind()
-    queued = bind.execute(sa.text(
-        'SELECT p.backend, p.project_id, r.instance_id, r.policy_id, '
-        'r.due_at, r.until FROM backup_reconciliation r '
-        'JOIN backup_policy p ON p.id = r.policy_id')).all()
+    # Typed columns: SQLite hands back its stored text as datetimes.
+    old = sa.table('backup_reconciliation', sa.column('instance_id'),
+                   sa.column('policy_id'),
+                   sa.column('due_at', types.microsecond_datetime()),
+                   sa.column('until', types.microsecond_datetime()))
+    policy = sa.table('backup_policy', sa.column('id'), sa.column('backend'),
+                      sa.column('project_id'))
+    queued = op.get_bind().execute(
+        sa.select(policy.c.backend, policy.c.project_id, old.c.instance_id,
+                  old.c.policy_id, old.c.due_at, old.c.until)
+        .select_from(old.join(policy, policy.c.id == old.c.policy_id))).all()
     op.drop_index('ix_backup_reconciliation_due_at',
                   table_name='backup_reconciliation')
     op.drop_table('backup_reconciliation')
