@@ -133,6 +133,20 @@ class InvalidInstance(Invalid):
                '%(instance_id)s: %(reason)s')
 
 
+class BackendNotEnabled(Invalid):
+    """The backend is installed, but this cloud does not offer it."""
+
+    msg_fmt = ('The %(backend)s backend is not offered here; this cloud '
+               'offers %(enabled)s.')
+
+
+class InvalidInstanceId(Invalid):
+    """An instance id the policy's backend could never accept."""
+
+    msg_fmt = ('Invalid instance_id for the %(backend)s backend: '
+               '%(reason)s')
+
+
 class BackendNotConfigured(Invalid):
     """The backend a policy names cannot work with this configuration.
 
@@ -174,6 +188,14 @@ class RateLimitExceeded(DbaasSchedulerException):
     @property
     def retry_after(self):
         return self.kwargs.get('retry_after')
+
+
+class BackendForbidden(Forbidden):
+    """The policy rule of a backend does not allow the caller to use it."""
+
+    msg_fmt = ('You may not give a backup policy the %(backend)s backend: '
+               'policy %(action)s does not allow it. Choose another '
+               'backend, or ask the cloud\'s operator.')
 
 
 class InvalidConfiguration(DbaasSchedulerException):

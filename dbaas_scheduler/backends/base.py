@@ -269,6 +269,16 @@ class BackupBackend(metaclass=abc.ABCMeta):
                 # A hint lost: the next poll sees the backup anyway.
                 pass
 
+    def instance_id_error(self, instance_id):
+        """Why ``instance_id`` can name no instance here, or None.
+
+        Its form only, asked before anything else when a policy is created
+        or moves to another instance or backend: a Trove instance id is a
+        UUID, a local instance a name.  The default takes any id (control
+        characters are refused before, for every backend).
+        """
+        return None
+
     def check_instance(self, policy):
         """Check that ``policy.instance_id`` is an instance this can back up.
 

@@ -20,6 +20,7 @@ from oslo_config import cfg
 from oslo_utils import timeutils
 import prettytable
 
+from dbaas_scheduler.backends import loader as backends_loader
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
@@ -96,9 +97,16 @@ class PolicyCommands:
                      'keep_monthly', 'max_age_days'):
             if getattr(args, rule) is not None:
                 values[rule] = getattr(args, rule)
+        # The operator, on the service's host: an admin, whom the
+        # backends' policy rules allow, and who may use every installed
+        # backend ([api] enabled_backends limits the API's users).
+        operator = dbaas_context.RequestContext(
+            is_admin=True, roles=['admin'], overwrite=False)
+        conf.set_override('enabled_backends', backends_loader.available(),
+                          group='api')
         try:
             policy = backup_policy_obj.create_policy(
-                dbaas_context.get_admin_context(), conf,
+                operator, conf,
                 {k: v for k, v in values.items() if v is not None})
         except exception.Invalid as exc:
             print(exc, file=sys.stderr)

@@ -48,6 +48,20 @@ api_opts = [
              'machine, where no Keystone exists to reach Trove through). '
              'It must name an installed backend.'),
     cfg.ListOpt(
+        'enabled_backends',
+        help='Backends a backup policy may name, through the REST API and '
+             'the RPC API alike; creating a policy with another one, or '
+             'changing a policy to another one, is refused (400). '
+             'Default: unset, which means trove when auth_strategy is '
+             'keystone (a cloud: local and fake act with the operator\'s '
+             'own databases and credentials, not the tenant\'s), and local '
+             'when it is noauth (dbaas-scheduler-all on one machine). Who '
+             'may use an enabled backend is a policy rule of its own, '
+             'dbaas_scheduler:backup_policy:backend:<name> (local and fake '
+             'are admin-only by default). Policies that already name a '
+             'backend left out keep running; only new choices are '
+             'refused.'),
+    cfg.ListOpt(
         'trust_roles',
         default=['member'],
         help='Roles a user delegates to the service user, through a Keystone '

@@ -36,6 +36,21 @@ local_backend_opts = [
              'here is refused. Default: none. A URL may hold a password; '
              'keep this file readable by the service only. SIGHUP reloads '
              'it: instances added then can be used without a restart.'),
+    cfg.DictOpt(
+        'instance_projects',
+        default={},
+        mutable=True,
+        help='The project that owns each local instance, as name:project-id '
+             'pairs separated by commas, e.g. orders:8f2c0d1e5a6b4c3d9e7f'
+             '0a1b2c3d4e5f. A project may give its policies only the local '
+             'instances it owns here; an instance not listed is no '
+             'project\'s, and only those the policy rule '
+             'dbaas_scheduler:backup_policy:backend:local:any_instance '
+             'allows (admins, by default) may use it. Using the local '
+             'backend at all also needs the rule '
+             'dbaas_scheduler:backup_policy:backend:local and local in '
+             '[api] enabled_backends. Default: none (no project owns a '
+             'local instance). SIGHUP reloads it.'),
     cfg.StrOpt(
         'backup_dir',
         default='$state_path/backups',

@@ -184,6 +184,8 @@ class BackupReconciliation(Base):
     One row per instance with recently finished executions: ``due_at`` is
     when the next pass over it is due, ``until`` when the passes stop.
     Workers claim due rows with ``SKIP LOCKED`` and move ``due_at`` on.
+    An instance is ``(backend, project_id, instance_id)``: another project
+    naming the same id has an instance (and a row) of its own.
     """
 
     __tablename__ = 'backup_reconciliation'
@@ -191,6 +193,10 @@ class BackupReconciliation(Base):
         sa.Index('ix_backup_reconciliation_due_at', 'due_at'),
     )
 
+    backend: orm.Mapped[str] = orm.mapped_column(
+        sa.String(64), primary_key=True)
+    project_id: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), primary_key=True)
     instance_id: orm.Mapped[str] = orm.mapped_column(
         sa.String(255), primary_key=True)
     # The policy whose backend and credentials list the instance's backups.

@@ -11,13 +11,14 @@
 # under the License.
 """Database access of reconciliation: the queue of instances to reconcile.
 
-One ``backup_reconciliation`` row per instance whose backups are to be
-listed again (see ``dbaas_scheduler.worker.reconciler``).  Finishing an
-execution queues its instance (an upsert that only ever brings the next
-pass forward and pushes the end of the window out); workers claim due rows
-with ``FOR UPDATE SKIP LOCKED`` and move their ``due_at`` on by a lease,
-which is also the token that tells them, when they are done, whether the
-row changed meanwhile.
+One ``backup_reconciliation`` row per instance -- ``(backend, project_id,
+instance_id)``, so that no project's passes act on another's -- whose
+backups are to be listed again (see ``dbaas_scheduler.worker.reconciler``).
+Finishing an execution queues its instance (an upsert that only ever
+brings the next pass forward and pushes the end of the window out);
+workers claim due rows with ``FOR UPDATE SKIP LOCKED`` and move their
+``due_at`` on by a lease, which is also the token that tells them, when
+they are done, whether the row changed meanwhile.
 """
 
 import datetime
@@ -34,13 +35,29 @@ from dbaas_scheduler.db import models
 
 _RECONCILIATION = models.BackupReconciliation.__table__
 _EXECUTION = models.BackupExecution.__table__
+_POLICY = models.BackupPolicy.__table__
+
+
+def _key():
+    """The instance a row is for: ``(backend, project_id, instance_id)``."""
+    columns = _RECONCILIATION.c
+    return sa.tuple_(columns.backend, columns.project_id, columns.instance_id)
+
+
+def _is(claimed):
+    """The conditions that select ``claimed``'s row."""
+    columns = _RECONCILIATION.c
+    return (columns.backend == claimed.backend,
+            columns.project_id == claimed.project_id,
+            columns.instance_id == claimed.instance_id)
 
 
 class InstanceToReconcile(typing.NamedTuple):
     """Reconcile ``instance_id`` from ``due_at`` on, until ``until``.
 
     What :func:`schedule` queues.  Its backups are listed through
-    ``policy_id``'s backend and credentials.
+    ``policy_id``'s backend and credentials; the instance is that
+    policy's backend's and project's.
     """
 
     instance_id: str
@@ -56,12 +73,15 @@ class Claimed(typing.NamedTuple):
     policy_id: str
     until: datetime.datetime
     token: datetime.datetime
+    backend: str
+    project_id: str
 
 
 class TaggedExecution(typing.NamedTuple):
     """What reconciliation needs to know of an execution a backup names."""
 
     id: str
+    project_id: str
     instance_id: str
     status: str
     backup_id: typing.Optional[str]
@@ -86,12 +106,22 @@ def _upsert(dialect_name):
 def schedule(context, item):
     """Queue ``item``, an :class:`InstanceToReconcile`; joins a transaction.
 
-    An instance already queued keeps the earlier of the two due times and
-    the later of the two ends; the policy is the latest one given.
+    The instance is the policy's ``(backend, project_id, instance_id)``;
+    a policy deleted meanwhile leaves nothing to list its backups through,
+    and nothing is queued.  An instance already queued keeps the earlier
+    of the two due times and the later of the two ends; the policy is the
+    latest one given.
     """
+    owner = context.session.execute(
+        sa.select(_POLICY.c.backend, _POLICY.c.project_id).where(
+            _POLICY.c.id == item.policy_id)).first()
+    if owner is None:
+        return
     name = context.session.get_bind().dialect.name
     statement, new, least, greatest = _upsert(name)
-    statement = statement.values(**item._asdict())
+    statement = statement.values(backend=owner.backend,
+                                 project_id=owner.project_id,
+                                 **item._asdict())
     columns = _RECONCILIATION.c
     changes = {'due_at': least(columns.due_at, new.due_at),
                'until': greatest(columns.until, new.until),
@@ -100,7 +130,8 @@ def schedule(context, item):
         statement = statement.on_duplicate_key_update(**changes)
     else:
         statement = statement.on_conflict_do_update(
-            index_elements=[columns.instance_id], set_=changes)
+            index_elements=[columns.backend, columns.project_id,
+                            columns.instance_id], set_=changes)
     context.session.execute(statement)
 
 
@@ -115,7 +146,9 @@ def claim_due(context, now, limit, lease_seconds):
     """
     token = now + datetime.timedelta(seconds=lease_seconds)
     query = (sa.select(_RECONCILIATION.c.instance_id,
-                       _RECONCILIATION.c.policy_id, _RECONCILIATION.c.until)
+                       _RECONCILIATION.c.policy_id, _RECONCILIATION.c.until,
+                       _RECONCILIATION.c.backend,
+                       _RECONCILIATION.c.project_id)
              .where(_RECONCILIATION.c.due_at <= now)
              .order_by(_RECONCILIATION.c.due_at)
              .limit(limit)
@@ -125,10 +158,11 @@ def claim_due(context, now, limit, lease_seconds):
         return []
     context.session.execute(
         sa.update(_RECONCILIATION)
-        .where(_RECONCILIATION.c.instance_id.in_(
-            [row.instance_id for row in rows]))
+        .where(_key().in_([(row.backend, row.project_id, row.instance_id)
+                           for row in rows]))
         .values(due_at=token))
-    return [Claimed(row.instance_id, row.policy_id, row.until, token)
+    return [Claimed(row.instance_id, row.policy_id, row.until, token,
+                    row.backend, row.project_id)
             for row in rows]
 
 
@@ -142,7 +176,7 @@ def reschedule(context, claimed, due_at):
     """
     context.session.execute(
         sa.update(_RECONCILIATION)
-        .where(_RECONCILIATION.c.instance_id == claimed.instance_id,
+        .where(*_is(claimed),
                _RECONCILIATION.c.due_at == claimed.token)
         .values(due_at=due_at))
 
@@ -155,8 +189,7 @@ def finish(context, claimed, now, interval):
     A row queued again meanwhile is left as it is.
     """
     columns = _RECONCILIATION.c
-    mine = (columns.instance_id == claimed.instance_id,
-            columns.due_at == claimed.token)
+    mine = (*_is(claimed), columns.due_at == claimed.token)
     context.session.execute(
         sa.delete(_RECONCILIATION).where(*mine, columns.until <= now))
     context.session.execute(
@@ -170,20 +203,24 @@ def forget(context, claimed):
     """Take a claimed instance off the queue (unless queued again)."""
     context.session.execute(
         sa.delete(_RECONCILIATION).where(
-            _RECONCILIATION.c.instance_id == claimed.instance_id,
-            _RECONCILIATION.c.due_at == claimed.token))
+            *_is(claimed), _RECONCILIATION.c.due_at == claimed.token))
 
 
 @context_manager.reader
-def find_policy(context, instance_id, policy_id):
-    """The policy to act through for an instance, or None.
+def find_policy(context, claimed):
+    """The policy to act through for a claimed instance, or None.
 
-    ``policy_id`` if it still exists, else any policy of the instance (the
-    one that queued it may have been deleted since).
+    Its ``policy_id`` if it still exists, else any policy of the instance
+    -- of the same backend and project: never another project's
+    credentials (the one that queued it may have been deleted since).
     """
-    query = (sa.select(models.BackupPolicy)
-             .where(models.BackupPolicy.instance_id == instance_id)
-             .order_by(sa.case((models.BackupPolicy.id == policy_id, 0),
+    policy = models.BackupPolicy
+    query = (sa.select(policy)
+             .where(policy.backend == claimed.backend,
+                    policy.project_id == claimed.project_id,
+                    policy.instance_id == claimed.instance_id)
+             .order_by(sa.case((models.BackupPolicy.id == claimed.policy_id,
+                                0),
                                else_=1), models.BackupPolicy.id)
              .limit(1))
     return context.session.scalars(query).first()

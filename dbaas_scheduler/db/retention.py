@@ -27,13 +27,16 @@ _POLICY = models.BackupPolicy.__table__
 
 
 @context_manager.reader
-def list_instance_backup_owners(context, instance_id):
+def list_instance_backup_owners(context, project_id, instance_id):
     """``{backup id: policy id}`` of every backup made for the instance.
 
-    Any policy's, a deleted one's too: retention must know which backups
-    of the instance this service created, and for whom.
+    Any policy's of the project, a deleted one's too: retention must know
+    which backups of the instance this service created, and for whom.
+    Another project's policy naming the same instance id is another
+    tenant's business: its backups count as not this service's (kept).
     """
     query = sa.select(_EXECUTION.c.backup_id, _EXECUTION.c.policy_id).where(
+        _EXECUTION.c.project_id == project_id,
         _EXECUTION.c.instance_id == instance_id,
         _EXECUTION.c.backup_id.is_not(None))
     return {row.backup_id: row.policy_id
@@ -41,12 +44,16 @@ def list_instance_backup_owners(context, instance_id):
 
 
 @context_manager.reader
-def list_instance_policies(context, instance_id, backend):
-    """The policies of an instance at a backend, with their retention."""
+def list_instance_policies(context, backend, project_id, instance_id):
+    """The policies of an instance, with their retention.
+
+    An instance is ``(backend, project_id, instance_id)``.
+    """
     columns = [_POLICY.c.id, _POLICY.c.timezone, _POLICY.c.keep_last,
                _POLICY.c.keep_daily, _POLICY.c.keep_weekly,
                _POLICY.c.keep_monthly, _POLICY.c.max_age_days]
-    query = sa.select(*columns).where(_POLICY.c.instance_id == instance_id,
-                                      _POLICY.c.backend == backend)
+    query = sa.select(*columns).where(_POLICY.c.backend == backend,
+                                      _POLICY.c.project_id == project_id,
+                                      _POLICY.c.instance_id == instance_id)
     return [types.SimpleNamespace(**row._asdict())
             for row in context.session.execute(query)]

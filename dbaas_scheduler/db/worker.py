@@ -162,11 +162,33 @@ class Blocker(typing.NamedTuple):
     heartbeat_at: typing.Optional[datetime.datetime]
 
 
+def _backends_of(context, policy_ids):
+    """``{policy id: backend}`` of the policies that still exist."""
+    if not policy_ids:
+        return {}
+    query = sa.select(_POLICY.c.id, _POLICY.c.backend).where(
+        _POLICY.c.id.in_(policy_ids))
+    return dict(context.session.execute(query).all())
+
+
+def _same_instance(backend, other_backend):
+    """Whether two backends name one instance; None is a deleted policy's.
+
+    An execution whose policy was deleted may still be making a backup:
+    it counts as the instance's at any backend (of its own project).
+    """
+    return backend is None or other_backend is None or \
+        backend == other_backend
+
+
 @context_manager.reader
 def find_overlaps(context, executions):
     """For each execution, the others of its instance that go first.
 
-    Candidates are the executions of the same instance that are RUNNING,
+    An instance is ``(backend, project_id, instance_id)``: a policy of
+    another project, or of another backend, that names the same string
+    is another instance, and never holds this one up.  Candidates are the
+    executions of the same instance that are RUNNING,
     or waiting to be resumed with a backup already started (the backup
     runs at the backend meanwhile).  One goes first if its backup was
     started (``backup_id`` set), or, among those not started yet, if its
@@ -180,28 +202,39 @@ def find_overlaps(context, executions):
     if not executions:
         return {}
     instances = {execution.instance_id for execution in executions}
+    projects = {execution.project_id for execution in executions}
     query = (
         sa.select(_EXECUTION.c.id, _EXECUTION.c.policy_id,
                   _EXECUTION.c.status, _EXECUTION.c.owner,
                   _EXECUTION.c.claim_id, _EXECUTION.c.backup_id,
                   _EXECUTION.c.scheduled_at, _EXECUTION.c.lease_expires_at,
-                  _EXECUTION.c.instance_id, _SERVICE.c.heartbeat_at)
+                  _EXECUTION.c.instance_id, _EXECUTION.c.project_id,
+                  _POLICY.c.backend, _SERVICE.c.heartbeat_at)
         .select_from(_EXECUTION.outerjoin(
-            _SERVICE, _SERVICE.c.id == _EXECUTION.c.owner))
+            _SERVICE, _SERVICE.c.id == _EXECUTION.c.owner).outerjoin(
+            _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
         .where(_EXECUTION.c.instance_id.in_(instances),
+               _EXECUTION.c.project_id.in_(projects),
                sa.or_(_EXECUTION.c.status == _RUNNING,
                       sa.and_(_EXECUTION.c.status.in_(
                           enums.ExecutionStatus.WAITING),
                           _EXECUTION.c.backup_id.is_not(None)))))
     candidates = {}
     for row in context.session.execute(query).all():
-        candidates.setdefault(row.instance_id, []).append(
-            Blocker(*[row._mapping[field] for field in Blocker._fields]))
+        candidates.setdefault((row.project_id, row.instance_id), []).append(
+            (row.backend, Blocker(*[row._mapping[field]
+                                    for field in Blocker._fields])))
+    backends = _backends_of(context, {execution.policy_id
+                                      for execution in executions})
     overlaps = {}
     for execution in executions:
         mine = (execution.scheduled_at, execution.id)
-        first = [other for other in candidates.get(execution.instance_id, ())
-                 if other.id != execution.id and (
+        backend = backends.get(execution.policy_id)
+        same = candidates.get((execution.project_id, execution.instance_id),
+                              ())
+        first = [other for other_backend, other in same
+                 if other.id != execution.id
+                 and _same_instance(backend, other_backend) and (
                      other.backup_id is not None
                      or (other.status == _RUNNING
                          and (other.scheduled_at, other.id) < mine))]

@@ -12,7 +12,10 @@
 """Whether and how the service may act on a policy's instance.
 
 A policy names a backend and an instance; before a policy is stored (or
-changed to another instance or backend) its backend is asked whether the
+changed to another instance or backend) the backend must be one the cloud
+offers (``[api] enabled_backends``) and the caller may use (its policy
+rule), the instance id one the backend could name and, for ``local``, an
+instance of the policy's project; then the backend is asked whether the
 instance can be backed up, and behind Keystone the request's user delegates
 to the service with a trust, which is deleted with the policy -- or queued
 for the engines to delete when Keystone cannot be asked.
@@ -26,6 +29,8 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import trusts as db_trusts
 from dbaas_scheduler import exception
 from dbaas_scheduler import keystone
+from dbaas_scheduler.policies import backend as backend_rules
+from dbaas_scheduler import policy as policy_rules
 
 LOG = logging.getLogger(__name__)
 
@@ -40,6 +45,67 @@ def default_backend(conf):
     if conf.api.default_backend:
         return conf.api.default_backend
     return 'local' if conf.auth_strategy == 'noauth' else 'trove'
+
+
+def enabled_backends(conf):
+    """The backends a policy may be given: ``[api] enabled_backends``.
+
+    Unset, ``trove`` in a cloud and ``local`` without Keystone, like
+    :func:`default_backend`: ``local`` and ``fake`` act with the
+    operator's databases, not the tenant's.
+    """
+    if conf.api.enabled_backends is not None:
+        return list(conf.api.enabled_backends)
+    return ['local'] if conf.auth_strategy == 'noauth' else ['trove']
+
+
+def _allowed(conf, context, rule, project_id):
+    policy_rules.get_enforcer(conf)
+    try:
+        policy_rules.authorize(context, rule, {'project_id': project_id})
+    except exception.Forbidden:
+        return False
+    return True
+
+
+def check_backend(conf, context, target):
+    """Refuse a backend or instance the caller may not give a policy.
+
+    ``target`` has the policy's ``backend``, ``project_id`` and
+    ``instance_id``.  In this order: a backend the cloud does not offer
+    (400), one whose rule ``dbaas_scheduler:backup_policy:backend:<name>``
+    does not allow the caller (403), an instance id the backend could
+    never name (400), and for ``local`` an instance that is not the
+    project's (400, the same words whether or not it exists, so that no
+    project learns the operator's instance names).
+    """
+    enabled = enabled_backends(conf)
+    if target.backend not in enabled:
+        raise exception.BackendNotEnabled(
+            backend=target.backend, enabled=', '.join(enabled) or 'none')
+    rule = backend_rules.rule_name(target.backend)
+    # A backend plugin without a rule of its own is governed by the
+    # create rule alone, which the caller passed already.
+    if (rule in policy_rules.get_enforcer(conf).registered_rules
+            and not _allowed(conf, context, rule, target.project_id)):
+        raise exception.BackendForbidden(backend=target.backend,
+                                         action=rule)
+    reason = loader.get_backend(conf, target.backend).instance_id_error(
+        target.instance_id)
+    if reason:
+        raise exception.InvalidInstanceId(backend=target.backend,
+                                          reason=reason)
+    if target.backend == 'local':
+        owner = conf.local_backend.instance_projects.get(target.instance_id)
+        if owner != target.project_id and not _allowed(
+                conf, context, backend_rules.LOCAL_ANY_INSTANCE,
+                target.project_id):
+            raise exception.InvalidInstance(
+                backend=target.backend, instance_id=target.instance_id,
+                reason='it is not a local instance of project %s; the '
+                       'service\'s operator gives local instances to '
+                       'projects in [local_backend] instance_projects'
+                       % target.project_id)
 
 
 def delegates(conf, context, backend):

@@ -20,6 +20,7 @@ enabled, NULL while it is not.  Each change, once stored, is announced as a
 notifications`), whichever interface asked for it.
 """
 
+import re
 import types
 
 from oslo_log import log as logging
@@ -82,6 +83,10 @@ _POSITIVE = ('remaining_runs', 'keep_last', 'keep_daily', 'keep_weekly',
              'keep_monthly')
 _NOT_NEGATIVE = ('catchup_window', 'max_age_days')
 
+# C0 and C1 control characters and DEL: an instance id reaches log lines,
+# and the default name built from it; a CR or LF there forges lines.
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f]')
+
 
 def _check_fields(values):
     unknown = set(values) - set(USER_FIELDS)
@@ -92,6 +97,12 @@ def _check_fields(values):
     for field in ('name', 'instance_id'):
         if field in values and not str(values[field] or '').strip():
             raise exception.Invalid(reason='%s must not be empty.' % field)
+    instance_id = values.get('instance_id')
+    if instance_id is not None and (not isinstance(instance_id, str)
+                                    or _CONTROL.search(instance_id)):
+        raise exception.Invalid(
+            reason='instance_id must be a string without control '
+                   'characters (such as line breaks or tabs).')
     if values.get('overlap_policy') not in (None,) + enums.OverlapPolicy.ALL:
         raise exception.Invalid(
             reason='overlap_policy must be one of %s, not %r.' % (
@@ -162,6 +173,9 @@ def create_policy(context, conf, values, now=None):
     values = dict(DEFAULTS, **values)
     values.setdefault('backend', access.default_backend(conf))
     _check_fields({'backend': values['backend']})
+    access.check_backend(conf, context, types.SimpleNamespace(
+        backend=values['backend'], project_id=owner['project_id'],
+        instance_id=values['instance_id']))
     if values.get('name') is None:
         values['name'] = _default_name(context, owner['project_id'],
                                        values['instance_id'], policy_id)
@@ -332,6 +346,7 @@ def _update_policy(context, conf, policy, changes, given_now):
             for field in ('id', 'instance_id', 'backend', 'project_id',
                           'trust_id', 'backup_params')})
         target.__dict__.update(moved)
+        access.check_backend(conf, context, target)
         if (target.trust_id is None
                 and access.delegates(conf, context, target.backend)):
             # The policy moves to a backend that acts for its user.

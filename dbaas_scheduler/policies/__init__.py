@@ -13,6 +13,7 @@
 
 import itertools
 
+from dbaas_scheduler.policies import backend
 from dbaas_scheduler.policies import backup_policy
 from dbaas_scheduler.policies import base
 from dbaas_scheduler.policies import execution
@@ -23,6 +24,6 @@ from dbaas_scheduler.policies import service
 
 def list_rules():
     return list(itertools.chain(
-        base.list_rules(), backup_policy.list_rules(),
+        base.list_rules(), backup_policy.list_rules(), backend.list_rules(),
         execution.list_rules(), schedule.list_rules(),
         service.list_rules(), rpc.list_rules()))

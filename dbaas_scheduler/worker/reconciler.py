@@ -91,8 +91,7 @@ class Reconciler:
 
     def reconcile(self, context, item, totals):
         """One claimed instance (a ``db_reconciliation.Claimed``)."""
-        policy = db_reconciliation.find_policy(context, item.instance_id,
-                                               item.policy_id)
+        policy = db_reconciliation.find_policy(context, item)
         if policy is None:
             # No policy left to act through (and no credentials): nothing
             # of this instance can be listed any more.
@@ -134,8 +133,10 @@ class Reconciler:
         waiting = False
         for backup, execution_id in tagged.values():
             execution = executions.get(execution_id)
-            if execution is None or execution.instance_id != item.instance_id:
-                continue    # not made by this service
+            if (execution is None
+                    or execution.instance_id != item.instance_id
+                    or execution.project_id != item.project_id):
+                continue    # not made by this service for this project
             reason = strays.stray_reason(execution, backup.id)
             if reason is None:
                 continue

@@ -271,13 +271,14 @@ def apply_retention(conf, context, execution, policy, backend):
             conf, 'Execution %s' % execution.id, backend.list_backups,
             policy)
         owners = db_retention.list_instance_backup_owners(
-            context, policy.instance_id)
+            context, policy.project_id, policy.instance_id)
         policies = {
             other.id: PolicyRetention(
                 RetentionRules.from_policy(other),
                 timezones.get_timezone(other.timezone))
             for other in db_retention.list_instance_policies(
-                context, policy.instance_id, policy.backend)}
+                context, policy.backend, policy.project_id,
+                policy.instance_id)}
         decision = plan_instance_retention(
             backups, policy.id, owners, policies,
             timeutils.utcnow(True))

@@ -14,6 +14,11 @@
 The package's docstring (:mod:`dbaas_scheduler.backends.local`) says how
 it works; this module answers the worker from the manifests on disk and
 reports a job that died as FAILED.
+
+What it answers may reach a tenant (an execution's ``fault``, the 400 of a
+policy's create): never the operator's configured instance names, database
+URLs or host paths.  Those go to the worker's log at WARNING, with the
+execution id where there is one; the answer says to look there.
 """
 
 import os
@@ -35,6 +40,8 @@ LOG = logging.getLogger(__name__)
 _INSTANCE_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
 # Characters of a dead job's log quoted in the fault.
 _LOG_TAIL = 500
+# What a tenant reads of an error whose cause is the operator's to see.
+_SEE_LOG = 'the service\'s operator finds the cause in its log'
 
 
 def has_tag(description, tag):
@@ -59,6 +66,12 @@ class LocalBackend(base.BackupBackend):
 
     # The backend interface.
 
+    def instance_id_error(self, instance_id):
+        if not _INSTANCE_NAME.match(instance_id):
+            return ('a local instance is named by letters, digits, ".", "_" '
+                    'and "-", starting with a letter or digit')
+        return None
+
     def check_instance(self, policy):
         # The option is read now: SIGHUP may have added the instance.
         self._database_url(policy)
@@ -66,13 +79,16 @@ class LocalBackend(base.BackupBackend):
     def create_backup(self, policy, name, description):
         self._jobs.reap()
         url = self._database_url(policy)
+        execution_id = base.tagged_execution_id(description)
         try:
             command = commands.dump_command(url)
         except commands.UnsupportedDatabase as e:
-            raise base.PermanentBackendError(
-                backend=self.name,
-                reason='instance %s in [local_backend] instances: %s'
-                       % (policy.instance_id, e))
+            raise self._hidden(
+                base.PermanentBackendError, execution_id,
+                'instance %s cannot be backed up as configured'
+                % policy.instance_id,
+                'instance %s in [local_backend] instances: %s'
+                % (policy.instance_id, e))
         backup_id = uuidutils.generate_uuid()
         orders = {'url': url,
                   'compression_level':
@@ -88,10 +104,11 @@ class LocalBackend(base.BackupBackend):
             manifest = self._jobs.start(directory, backup_id, orders,
                                         make_manifest)
         except OSError as e:
-            raise base.TransientBackendError(
-                backend=self.name,
-                reason='cannot start a backup of instance %s: %s'
-                       % (policy.instance_id, e))
+            raise self._hidden(
+                base.TransientBackendError, execution_id,
+                'cannot start a backup of instance %s' % policy.instance_id,
+                'cannot start a backup of instance %s: %s'
+                % (policy.instance_id, e))
         LOG.info('Started local backup %(backup)s of instance %(instance)s '
                  'for policy %(policy)s (%(description)s) in job process '
                  '%(pid)d.',
@@ -107,13 +124,23 @@ class LocalBackend(base.BackupBackend):
         try:
             manifest = self._settled_manifest(directory, manifest_path)
         except (ValueError, KeyError) as e:
-            raise base.PermanentBackendError(
-                backend=self.name,
-                reason='the manifest %s is unreadable: %s'
-                       % (manifest_path, e))
+            raise self._hidden(
+                base.PermanentBackendError, None,
+                'the record of backup %s is unreadable' % backup_id,
+                'the manifest %s is unreadable: %s' % (manifest_path, e))
         if manifest is None:
             raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
-        return manifests.backup_from_manifest(directory, manifest)
+        backup = self._public(manifests.backup_from_manifest(directory,
+                                                             manifest))
+        if backup.status == base.BackupStatus.FAILED:
+            LOG.warning('Execution %(execution)s: local backup %(backup)s of '
+                        'instance %(instance)s failed: %(fault)s',
+                        {'execution': base.tagged_execution_id(
+                            manifest.get('description')),
+                         'backup': backup_id,
+                         'instance': manifest.get('instance'),
+                         'fault': manifest.get('fault')})
+        return backup
 
     def find_backup(self, policy, tag):
         tagged = [backup for backup in self.list_backups(policy)
@@ -141,8 +168,8 @@ class LocalBackend(base.BackupBackend):
                             '%(error)s', {'path': path, 'error': e})
                 continue
             if manifest is not None:
-                backups.append(
-                    manifests.backup_from_manifest(directory, manifest))
+                backups.append(self._public(
+                    manifests.backup_from_manifest(directory, manifest)))
         backups.sort(key=lambda backup: backup.created_at)
         return backups
 
@@ -179,23 +206,39 @@ class LocalBackend(base.BackupBackend):
                      '%(instance)s.',
                      {'backup': backup_id, 'instance': policy.instance_id})
 
+    # What a tenant may read.
+
+    def _hidden(self, error_class, execution_id, public, detail):
+        """``error_class`` saying ``public``; ``detail`` goes to the log."""
+        LOG.warning('Execution %(execution)s: local backend: %(detail)s',
+                    {'execution': execution_id, 'detail': detail})
+        return error_class(backend=self.name,
+                           reason='%s; %s' % (public, _SEE_LOG))
+
+    @staticmethod
+    def _public(backup):
+        """``backup`` as a tenant may see it: its fault without details.
+
+        The manifest keeps the dump tool's own words (host names, paths);
+        :meth:`get_backup` logs them.
+        """
+        if backup.fault:
+            backup.fault = 'the dump failed; %s (backup %s)' % (
+                _SEE_LOG, backup.id)
+        return backup
+
     # Configuration and paths.
 
     def _database_url(self, policy):
-        instances = self.conf.local_backend.instances
-        url = instances.get(policy.instance_id)
+        url = self.conf.local_backend.instances.get(policy.instance_id)
         if url is None:
-            if instances:
-                reason = ('it is not in [local_backend] instances, which '
-                          'names %s' % ', '.join(sorted(instances)))
-            else:
-                reason = ('no instances are configured in [local_backend] '
-                          'instances')
-            reason += ('; add it there as name:database-URL and send the '
-                       'service SIGHUP to reload it')
+            # Not the configured names: a tenant would learn the
+            # operator's databases from them.
             raise base.InstanceNotFound(
                 backend=self.name, instance_id=policy.instance_id,
-                reason=reason)
+                reason='it is not a local instance of this service; its '
+                       'operator configures them in [local_backend] '
+                       'instances (name:database-URL, then SIGHUP)')
         return url
 
     def _instance_dir(self, policy, create=False):
@@ -212,10 +255,11 @@ class LocalBackend(base.BackupBackend):
         if os.path.lexists(directory) and not os.path.isdir(directory):
             # Someone's file where the instance's backups go: nothing can
             # be listed, found or made there until it is moved away.
-            raise base.PermanentBackendError(
-                backend=self.name,
-                reason='%s, where the backups of instance %s go, is not a '
-                       'directory; move it away' % (directory, instance))
+            raise self._hidden(
+                base.PermanentBackendError, None,
+                'the backup directory of instance %s is unusable' % instance,
+                '%s, where the backups of instance %s go, is not a '
+                'directory; move it away' % (directory, instance))
         if create:
             os.makedirs(backup_dir, mode=0o700, exist_ok=True)
             try:

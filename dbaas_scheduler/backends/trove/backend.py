@@ -15,6 +15,7 @@ import urllib.parse
 
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
+from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import base
 from dbaas_scheduler.backends.trove import client
@@ -70,6 +71,13 @@ class TroveBackend(base.BackupBackend):
         error = errors.instance_check_error(policy, instance, request_id)
         if error is not None:
             raise error
+
+    def instance_id_error(self, instance_id):
+        if not uuidutils.is_uuid_like(instance_id):
+            return ('Trove names its instances by UUID, such as '
+                    '6e1c4b5a-2f3d-4e8a-9b7c-1d2e3f4a5b6c (openstack '
+                    'database instance list shows them)')
+        return None
 
     def check_instance(self, policy):
         # Only whether the instance exists in the policy's project, as the

@@ -546,8 +546,10 @@ class TestInstanceCheck(_KeystoneTestCase):
     def test_unknown_instance_is_refused_and_its_trust_deleted(self):
         alice = self.keystone.alice
         trusts_before = self.trust_ids(alice)
-        response = self.post_policy(alice, instance_id='nosuch')
-        self.assertRefused(response, 'nosuch')
+        # A UUID, as Trove's ids are, that Trove does not know.
+        nosuch = uuidutils.generate_uuid()
+        response = self.post_policy(alice, instance_id=nosuch)
+        self.assertRefused(response, nosuch)
         self.assertEqual(set(), self.list_ids(alice))
         self.assertEqual(trusts_before, self.trust_ids(alice))
         # It was asked in alice's project, as alice through the trust.
@@ -566,9 +568,10 @@ class TestInstanceCheck(_KeystoneTestCase):
         alice = self.keystone.alice
         created = self.create_policy(alice)
         path = '/v1/backup-policies/%s' % created['id']
+        nosuch = uuidutils.generate_uuid()
         response = self.api('PATCH', path, alice, json={
-            'backup_policy': {'instance_id': 'nosuch'}})
-        self.assertRefused(response, 'nosuch')
+            'backup_policy': {'instance_id': nosuch}})
+        self.assertRefused(response, nosuch)
         self.assertEqual(created['instance_id'], self.api(
             'GET', path, alice).json()['backup_policy']['instance_id'])
         other = self.trove.add_instance(project_id=self.keystone.project_a)
@@ -684,7 +687,9 @@ class TestWorkerTrusts(_KeystoneTestCase):
         # Made by dbaas-scheduler-manage, or over RPC without a token: no
         # trust.  The service never sends its own token to project A's
         # URL: the run fails before any request reaches Trove.
-        created = backup_policy_obj.create_policy(self.context, self.conf, {
+        operator = dbaas_context.RequestContext(
+            is_admin=True, roles=['admin'], overwrite=False)
+        created = backup_policy_obj.create_policy(operator, self.conf, {
             'project_id': self.keystone.project_a,
             'instance_id': self.trove.add_instance(
                 project_id=self.keystone.project_a),

@@ -252,9 +252,11 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
                        190 * MINUTE)
 
         recon = models.BackupReconciliation.__table__
-        self.insert(recon, instance_id='i-1', policy_id='p',
+        self.insert(recon, backend='fake', project_id='project-a',
+                    instance_id='i-1', policy_id='p',
                     due_at=self.now - MINUTE, until=self.now + 60 * MINUTE)
-        self.insert(recon, instance_id='i-2', policy_id='p',
+        self.insert(recon, backend='fake', project_id='project-a',
+                    instance_id='i-2', policy_id='p',
                     due_at=self.now + MINUTE, until=self.now + 60 * MINUTE)
         self.service('dbaas-scheduler-engine', 5 * SECOND)
         self.service('dbaas-scheduler-worker', 5 * SECOND)

@@ -27,6 +27,7 @@ from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
@@ -68,6 +69,7 @@ class TestNotificationsOverRabbitMQ(db_fixtures.DatabaseMixin,
         self.flags(group='oslo_messaging_notifications',
                    driver=['messagingv2'], topics=[name], retry=3)
         self.flags(group='api', default_backend='fake')
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.addCleanup(loader.reset)
         notifications.reset()
         self.addCleanup(notifications.reset)

@@ -70,7 +70,8 @@ class _ProcessMetrics(db_fixtures.DatabaseMixin):
                             'service_down_time': 3},
                 'database': {'connection': self.engine.url.render_as_string(
                     hide_password=False)},
-                'api': {'min_schedule_interval': 1},
+                'api': {'min_schedule_interval': 1,
+                        'enabled_backends': 'fake,local'},
                 'metrics': {'enabled': True, 'cache_time': 0},
                 'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
                 'worker': {'poll_interval': 0.2, 'max_attempts': 2,

@@ -42,7 +42,8 @@ class TestAllInOneOnTrove(base.TestCase):
                 'DEFAULT': {'debug': True},
                 # noauth's default backend is local: this all-in-one backs
                 # up through Trove.
-                'api': {'default_backend': 'trove'},
+                'api': {'default_backend': 'trove',
+                        'enabled_backends': 'trove'},
                 'engine': {'scan_interval': 0.5},
                 'worker': {'poll_interval': 1},
                 'service_credentials': {'auth_type': 'admin_token',

@@ -51,8 +51,10 @@ ALLOWED = {
     'worker': {'db', 'rpc', 'rpcapi', 'schedule', 'service', 'servicegroup',
                'keystone', 'backends', 'notifications'},
     # What every interface does to a resource.
+    # What every interface does to a resource; which backends the caller
+    # may choose is a policy rule (policies/backend.py).
     'objects': {'db', 'dispatch', 'rpcapi', 'schedule', 'keystone',
-                'backends', 'notifications'},
+                'backends', 'notifications', 'policy', 'policies'},
     # Who may do what: the oslo.policy rules in code and their enforcer,
     # shared by every door (REST, RPC).
     'policy': {'policies'},

@@ -25,6 +25,7 @@ skipped, or fail with DBAAS_SCHEDULER_TEST_REQUIRE_BACKENDS=1.
 """
 
 import datetime
+import json
 import os
 import threading
 import types
@@ -37,14 +38,18 @@ from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import provision
+from oslo_policy import opts as policy_opts
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.backends import loader
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
+from dbaas_scheduler.policies import backend as backend_rules
 from dbaas_scheduler import policy
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
 # Chosen when the tests are loaded, once per test process.
@@ -66,6 +71,15 @@ class APIServer(fixture.GabbiFixture):
     THREADS = 4
     # [quota] options set for the file.
     QUOTAS = {}
+    # Every backend enabled and open to project members (the stories of
+    # the scheduler itself use the fake backend as members); False: the
+    # defaults of [api] enabled_backends and of the backends' rules.
+    OPEN_BACKENDS = True
+    # [api] enabled_backends when OPEN_BACKENDS is False (None: unset).
+    ENABLED_BACKENDS = None
+    # [local_backend] instances and instance_projects.
+    LOCAL_INSTANCES = {}
+    INSTANCE_PROJECTS = {}
 
     def start_fixture(self):
         try:
@@ -90,6 +104,10 @@ class APIServer(fixture.GabbiFixture):
         if self.DEFAULT_BACKEND:
             conf.set_override('default_backend', self.DEFAULT_BACKEND,
                               group='api')
+        self._backend_access(conf)
+        # Backends are made once per process, with the conf of the first
+        # caller: this file's options must reach them.
+        loader.reset()
         # The process-wide transaction context points at this database
         # for the duration of the file, tuned as db_api.configure() tunes
         # the service's own.
@@ -112,6 +130,24 @@ class APIServer(fixture.GabbiFixture):
         self.thread = threading.Thread(target=self.server.serve,
                                        daemon=True)
         self.thread.start()
+
+    def _backend_access(self, conf):
+        conf.set_override('instances', self.LOCAL_INSTANCES,
+                          group='local_backend')
+        conf.set_override('instance_projects', self.INSTANCE_PROJECTS,
+                          group='local_backend')
+        if not self.OPEN_BACKENDS:
+            if self.ENABLED_BACKENDS is not None:
+                conf.set_override('enabled_backends', self.ENABLED_BACKENDS,
+                                  group='api')
+            return
+        self.policy_dir = fixtures.TempDir()
+        self.policy_dir.setUp()
+        policy_opts.set_defaults(conf)
+        for group, options in backend_fixtures.config_sections(
+                self.policy_dir.path).items():
+            for name, value in options.items():
+                conf.set_override(name, value, group=group)
 
     def _create_database(self):
         """Create an empty database; return its URL."""
@@ -152,7 +188,44 @@ class APIServer(fixture.GabbiFixture):
             self.backend.drop_named_database(self.database)
         if getattr(self, 'tempdir', None) is not None:
             self.tempdir.cleanUp()
+        if getattr(self, 'policy_dir', None) is not None:
+            self.policy_dir.cleanUp()
         policy.reset()
+        loader.reset()
+
+
+class BackendAccess(APIServer):
+    """The backends' defaults: what a tenant of a real cloud may choose.
+
+    Local instances ``orders`` (project-a's) and ``wiki`` (no project's);
+    the fake backend is not offered.
+    """
+
+    OPEN_BACKENDS = False
+    ENABLED_BACKENDS = ['local', 'trove']
+    LOCAL_INSTANCES = {'orders': 'sqlite:////nonexistent/orders.db',
+                       'wiki': 'sqlite:////nonexistent/wiki.db'}
+    INSTANCE_PROJECTS = {'orders': 'project-a'}
+
+
+class LocalOwners(BackendAccess):
+    """As :class:`BackendAccess`, members allowed the local backend.
+
+    The operator opened ``dbaas_scheduler:backup_policy:backend:local`` to
+    members: each project may use the local instances it owns.
+    """
+
+    def _backend_access(self, conf):
+        super()._backend_access(conf)
+        self.policy_dir = fixtures.TempDir()
+        self.policy_dir.setUp()
+        path = os.path.join(self.policy_dir.path, 'policy.json')
+        with open(path, 'w') as stream:
+            json.dump({backend_rules.rule_name('local'):
+                       'role:admin or (role:member and '
+                       'project_id:%(project_id)s)'}, stream)
+        policy_opts.set_defaults(conf)
+        conf.set_override('policy_file', path, group='oslo_policy')
 
 
 class RetentionHistory(fixture.GabbiFixture):
@@ -240,5 +313,11 @@ def fixtures_for(driver):
                                      'manual_runs_per_policy_per_hour': 2}})
     return types.SimpleNamespace(APIServer=server,
                                  SmallQuotas=small_quotas,
+                                 BackendAccess=type(
+                                     'BackendAccess', (BackendAccess,),
+                                     {'DRIVER': driver}),
+                                 LocalOwners=type(
+                                     'LocalOwners', (LocalOwners,),
+                                     {'DRIVER': driver}),
                                  LargeValues=LargeValues,
                                  RetentionHistory=RetentionHistory)

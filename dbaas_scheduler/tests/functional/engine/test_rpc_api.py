@@ -25,6 +25,7 @@ from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import policy
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
@@ -50,6 +51,7 @@ class _EngineRPCTests(db_fixtures.DatabaseMixin):
         super().setUp()
         self.useFixture(messaging_fixtures.Messaging(self, self.conf))
         serve_engine_rpc(self)
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.api = rpcapi.EngineAPI(self.conf, timeout=30)
         # Another service acting for a user of project trove-user.
         self.context = dbaas_context.RequestContext(
@@ -159,6 +161,7 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
         listener.start()
         self.addCleanup(listener.wait)
         self.addCleanup(listener.stop)
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.context = dbaas_context.RequestContext(project_id='p',
                                                     user_id='u')
         self.admin = dbaas_context.get_admin_context()

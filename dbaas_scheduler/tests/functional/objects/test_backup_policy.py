@@ -27,6 +27,7 @@ from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import schedule
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.engine import test_engine
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
@@ -48,6 +49,7 @@ class TestCreatePolicy(db_fixtures.DatabaseMixin, base.TestCase):
         # Trove would be asked for the instance; these tests are about
         # everything else.
         self.flags(group='api', default_backend='fake')
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
 
     def create(self, **values):
         values.setdefault('instance_id', 'instance-1')
@@ -183,6 +185,7 @@ class TestInstanceCheck(db_fixtures.DatabaseMixin, base.TestCase):
         self.flags(auth_strategy='noauth')
         self.flags(group='local_backend',
                    instances={'notes': 'sqlite:////tmp/notes.db'})
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         loader.reset()
         self.addCleanup(loader.reset)
 
@@ -196,10 +199,11 @@ class TestInstanceCheck(db_fixtures.DatabaseMixin, base.TestCase):
         self.assertEqual('local', policy.backend)
         error = self.assertRaises(exception.InvalidInstance, self.create,
                                   instance_id='nosuch')
+        # No configured name in it: a tenant may read it.
         self.assertEqual(
-            'The local backend cannot back up instance nosuch: it is not in '
-            '[local_backend] instances, which names notes; add it there as '
-            'name:database-URL and send the service SIGHUP to reload it',
+            'The local backend cannot back up instance nosuch: it is not a '
+            'local instance of this service; its operator configures them '
+            'in [local_backend] instances (name:database-URL, then SIGHUP)',
             str(error))
         self.assertEqual(['notes'], [p.instance_id for p in
                                      db_api.list_policies(self.context)])
@@ -233,7 +237,8 @@ class TestInstanceCheck(db_fixtures.DatabaseMixin, base.TestCase):
 
     def test_trove_without_credentials_says_how_to_configure_it(self):
         error = self.assertRaises(exception.BackendNotConfigured,
-                                  self.create, instance_id='db',
+                                  self.create,
+                                  instance_id=uuidutils.generate_uuid(),
                                   backend='trove')
         self.assertIn('[service_credentials], which has no auth_type',
                       str(error))
@@ -287,6 +292,7 @@ class _RunPolicyTests(db_fixtures.DatabaseMixin):
         super().setUp()
         self.context = dbaas_context.RequestContext(
             project_id='project-a', user_id='user-a')
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.policy = backup_policy_obj.create_policy(
             self.context, self.conf, {'instance_id': 'instance-1',
                                       'backend': 'fake',

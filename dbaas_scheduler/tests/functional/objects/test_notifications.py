@@ -28,6 +28,7 @@ from dbaas_scheduler import exception
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import policy as api_policy
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.objects import test_backup_policy
@@ -41,6 +42,7 @@ class _NotificationTests(db_fixtures.DatabaseMixin):
     def setUp(self):
         super().setUp()
         self.flags(group='api', default_backend='fake')
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.addCleanup(loader.reset)
         self.recorder = self.useFixture(
             notification_fixtures.Recorder(self.conf))

@@ -117,7 +117,10 @@ class CLITestCase(base.TestCase):
             # (auth_strategy = noauth, rpc_transport = none).
             'DEFAULT': {'state_path': self.tempdir,
                         'heartbeat_interval': 1},
-            'api': {'bind_port': self.port, 'min_schedule_interval': 60},
+            # noauth offers only local by default; most policies here are
+            # fake (the client, without a project, is noauth's admin).
+            'api': {'bind_port': self.port, 'min_schedule_interval': 60,
+                    'enabled_backends': 'fake,local'},
             'engine': {'scan_interval': 0.2, 'sweep_interval': 1},
             'worker': {'poll_interval': 0.2},
             'local_backend': {'instances': ','.join(
@@ -404,10 +407,11 @@ class TestLocalInstances(CLITestCase):
     def test_unknown_instance_then_added_with_sighup(self):
         result = self.create('orders')
         self.assertEqual(1, result.returncode, result.stdout)
+        # Without the names that are configured: a tenant could read it.
         self.assertEqual(
-            'The local backend cannot back up instance orders: it is not in '
-            '[local_backend] instances, which names notes; add it there as '
-            'name:database-URL and send the service SIGHUP to reload it',
+            'The local backend cannot back up instance orders: it is not a '
+            'local instance of this service; its operator configures them '
+            'in [local_backend] instances (name:database-URL, then SIGHUP)',
             result.stderr.strip())
         self.assertEqual([], self.json('database', 'backup', 'policy',
                                        'list'))

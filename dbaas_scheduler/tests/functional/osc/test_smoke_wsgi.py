@@ -103,7 +103,9 @@ class _SmokeWSGITests(test_worker_processes.WorkerProcessMixin):
         self.start('worker', 'worker')
         self.port = ports.free_port()
         self.url = 'http://127.0.0.1:%d%s' % (self.port, PATH)
-        config = self._config('api', DEFAULT={'auth_strategy': 'noauth'})
+        # noauth offers only local by default; the policies here are fake.
+        config = self._config('api', DEFAULT={'auth_strategy': 'noauth'},
+                              api={'enabled_backends': 'fake,local'})
         env = {name: value for name, value in os.environ.items()
                if name != wsgi.OLD_CONFIG_FILES_ENV}
         env[wsgi.CONFIG_FILES_ENV] = config

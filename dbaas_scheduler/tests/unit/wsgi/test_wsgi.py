@@ -25,6 +25,7 @@ import sys
 
 import fixtures
 
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler import wsgi
 
@@ -105,6 +106,12 @@ class TestApplication(base.TestCase):
                          '[database]\nconnection = sqlite:///%s\n' % (
                              self.tempdir, os.path.join(self.tempdir,
                                                         name + '.sqlite')))
+            # The member's policies name the fake backend.
+            for group, options in backend_fixtures.config_sections(
+                    self.tempdir).items():
+                stream.write('[%s]\n' % group)
+                for option, value in options.items():
+                    stream.write('%s = %s\n' % (option, value))
         return path
 
     def serve(self, requests, variable=wsgi.CONFIG_FILES_ENV, config=None):

@@ -13,6 +13,7 @@
 
 import datetime
 import json
+import logging
 import os
 import stat
 import sys
@@ -30,6 +31,9 @@ from dbaas_scheduler.backends.local import job_control
 from dbaas_scheduler.backends.local import manifests
 from dbaas_scheduler.tests import base as test_base
 from dbaas_scheduler.tests.unit.backends.local import fakes
+
+# The execution a backup's description names (its tag).
+EXECUTION = '0b7e0c5e-3c1a-4f0e-9d6b-2a8f4e1c7d90'
 
 
 class TestHasTag(oslotest_base.BaseTestCase):
@@ -192,8 +196,11 @@ class TestCreateBackup(_BackendTestCase):
         error = self.assertRaises(base.InstanceNotFound,
                                   self.backend.create_backup,
                                   fakes.policy('wiki'), 'n', 'd')
-        self.assertIn('notes, orders', str(error))
+        # A tenant reads it: the operator's instance names are not in it.
+        self.assertNotIn('notes', str(error))
+        self.assertNotIn('orders', str(error))
         self.assertIn('wiki', str(error))
+        self.assertIn('not a local instance of this service', str(error))
         self.assertEqual([], self.jobs)
 
     def test_no_instances_configured(self):
@@ -201,16 +208,23 @@ class TestCreateBackup(_BackendTestCase):
         error = self.assertRaises(base.InstanceNotFound,
                                   self.backend.create_backup,
                                   fakes.policy(), 'n', 'd')
-        self.assertIn('no instances are configured', str(error))
+        self.assertIn('not a local instance of this service', str(error))
 
     def test_unsupported_url(self):
         self.flags(group='local_backend',
                    instances={'orders': 'oracle://u:%s@h/db' % fakes.SECRET})
-        error = self.assertRaises(base.PermanentBackendError,
-                                  self.backend.create_backup,
-                                  fakes.policy(), 'n', 'd')
-        self.assertIn('cannot back up oracle databases', str(error))
-        self.assertNotIn('s3cr3t', str(error))
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        error = self.assertRaises(
+            base.PermanentBackendError, self.backend.create_backup,
+            fakes.policy(), 'n', 'd ' + base.execution_tag(EXECUTION))
+        self.assertIn('instance orders cannot be backed up as configured; '
+                      'the service\'s operator finds the cause in its log',
+                      str(error))
+        self.assertNotIn('oracle', str(error))
+        self.assertIn('Execution %s: local backend: instance orders in '
+                      '[local_backend] instances: cannot back up oracle '
+                      'databases' % EXECUTION, log.output)
+        self.assertNotIn('s3cr3t', str(error) + log.output)
         self.assertEqual([], self.jobs)
 
     def test_instance_names_cannot_escape_the_backup_dir(self):
@@ -239,13 +253,25 @@ class TestBackupStates(_BackendTestCase):
                          backup.location)
         self.assertIsNone(backup.fault)
 
-    def test_failed_keeps_the_tools_words(self):
-        backup_id = self._write(status=base.BackupStatus.FAILED, pid=None,
-                                fault='pg_dump: error: connection refused')
+    def test_the_tools_words_go_to_the_log_not_the_fault(self):
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        words = ('pg_dump: error: connection to server at "db1.internal" '
+                 '(10.0.0.5), port 5432 failed')
+        backup_id = self._write(
+            status=base.BackupStatus.FAILED, pid=None, fault=words,
+            description='x ' + base.execution_tag(EXECUTION))
         backup = self.backend.get_backup(fakes.policy(), backup_id)
         self.assertEqual(base.BackupStatus.FAILED, backup.status)
-        self.assertEqual('pg_dump: error: connection refused', backup.fault)
+        # The fault reaches the tenant's execution: no host, no path.
+        self.assertEqual('the dump failed; the service\'s operator finds '
+                         'the cause in its log (backup %s)' % backup_id,
+                         backup.fault)
         self.assertIsNone(backup.location)
+        self.assertIn('Execution %s: local backup %s of instance orders '
+                      'failed: %s' % (EXECUTION, backup_id, words),
+                      log.output)
+        [listed] = self.backend.list_backups(fakes.policy())
+        self.assertEqual(backup.fault, listed.fault)
 
     def test_building_with_a_live_job(self):
         pid = os.getpid()
@@ -262,14 +288,16 @@ class TestBackupStates(_BackendTestCase):
         self._touch(backup_id + '.log', b'Traceback: MemoryError\n')
         backup = self.backend.get_backup(fakes.policy(), backup_id)
         self.assertEqual(base.BackupStatus.FAILED, backup.status)
-        self.assertIn('the dump process (pid %d) died' % fakes.DEAD_PID,
-                      backup.fault)
-        self.assertIn('MemoryError', backup.fault)
+        self.assertNotIn('MemoryError', backup.fault)
         self.assertFalse(os.path.exists(part))
-        # Recorded, so that a later pid reuse cannot revive it.
+        # Recorded, so that a later pid reuse cannot revive it; the
+        # manifest (the operator's) keeps the job's last words.
         manifest = manifests.read_manifest(self._manifest_path(backup_id))
         self.assertEqual(base.BackupStatus.FAILED, manifest['status'])
         self.assertIsNone(manifest['pid'])
+        self.assertIn('the dump process (pid %d) died' % fakes.DEAD_PID,
+                      manifest['fault'])
+        self.assertIn('MemoryError', manifest['fault'])
 
     def test_building_with_a_reused_pid_is_failed(self):
         pid = os.getpid()
@@ -344,10 +372,15 @@ class TestFindListDelete(_BackendTestCase):
                            (self.backend.delete_backup,
                             (str(uuid.uuid4()),)),
                            (self.backend.create_backup, ('n', 'd'))):
+            log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
             error = self.assertRaises(base.PermanentBackendError, call,
                                       fakes.policy(), *args)
+            self.assertIn('the backup directory of instance orders is '
+                          'unusable; the service\'s operator finds the '
+                          'cause in its log', str(error))
+            self.assertNotIn(self.directory, str(error))
             self.assertIn('%s, where the backups of instance orders go, '
-                          'is not a directory' % self.directory, str(error))
+                          'is not a directory' % self.directory, log.output)
 
     def test_nothing_yet(self):
         self.assertEqual([], self.backend.list_backups(fakes.policy()))
