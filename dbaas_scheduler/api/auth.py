@@ -13,8 +13,9 @@
 
 With ``auth_strategy = keystone`` keystonemiddleware's auth_token validates
 the token and sets the ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``
-headers; with ``noauth`` the client sets them itself (or gets the admin of
-project ``admin``).  Either way :class:`ContextMiddleware` builds the
+headers (``OpenStack-System-Scope: all`` for a system-scoped token); with
+``noauth`` the client sets them itself (or gets the admin of project
+``admin``).  Either way :class:`ContextMiddleware` builds the
 request's :class:`~dbaas_scheduler.context.RequestContext` from them,
 after checking that they fit where they are stored.  The version document
 at ``/`` needs no authentication.
@@ -54,6 +55,9 @@ def check_identity(environ):
                        % (header, longest, len(value)))
 
 
+SYSTEM_SCOPE_HEADER = 'OpenStack-System-Scope'
+
+
 class NoAuthMiddleware:
     """Trust the identity headers a client sends (noauth only)."""
 
@@ -62,7 +66,16 @@ class NoAuthMiddleware:
 
     @webob.dec.wsgify
     def __call__(self, req):
-        if not req.headers.get('X-Project-Id'):
+        if req.headers.get(SYSTEM_SCOPE_HEADER):
+            # A system-scoped token has no project.
+            if req.headers.get('X-Project-Id'):
+                raise exception.Invalid(
+                    reason='a request is scoped to a project (X-Project-Id) '
+                           'or to the system (%s), not both.'
+                           % SYSTEM_SCOPE_HEADER)
+            req.headers.setdefault('X-User-Id', 'admin')
+            req.headers.setdefault('X-Roles', 'admin,member,reader')
+        elif not req.headers.get('X-Project-Id'):
             req.headers['X-User-Id'] = req.headers.get('X-User-Id', 'admin')
             req.headers['X-Project-Id'] = 'admin'
             req.headers['X-Roles'] = req.headers.get(

@@ -12,7 +12,6 @@
 """dbaas-scheduler-status: checks to run before and after an upgrade."""
 
 from oslo_config import cfg
-from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
@@ -24,6 +23,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import policy
 from dbaas_scheduler import servicegroup
 
 CONF = cfg.CONF
@@ -105,7 +105,7 @@ def main(argv=None):
 
 def _main(argv):
     dbaas_conf.register_opts(CONF)
-    policy_opts.set_defaults(CONF)
+    policy.set_defaults(CONF)
     upgradecheck.register_cli_options(CONF, Checks())
     config.parse_args(CONF, argv, command_line=True)
     # A database that cannot be reached is one line, not a check's

@@ -11,19 +11,15 @@
 # under the License.
 """Policy rules of /v1/services: the cluster view."""
 
-from oslo_policy import policy
-
 from dbaas_scheduler.policies import base
 
 LIST = 'dbaas_scheduler:service:list'
 
 rules = [
-    policy.DocumentedRuleDefault(
-        name=LIST, check_str=base.ADMIN,
-        description='List the engine, worker and API processes, with their '
-                    'hosts, heartbeats and state.',
-        operations=[{'method': 'GET', 'path': '/v1/services'}],
-        scope_types=['project']),
+    base.rule(LIST, base.SYSTEM_ADMIN, base.ADMIN,
+              'List the engine, worker and API processes, with their '
+              'hosts, heartbeats and state.',
+              [('GET', '/v1/services')], base.SYSTEM_AND_PROJECT),
 ]
 
 
