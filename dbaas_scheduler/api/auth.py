@@ -22,6 +22,7 @@ at ``/`` needs no authentication.
 """
 
 from keystonemiddleware import auth_token
+from oslo_log import log as logging
 import webob.dec
 
 from dbaas_scheduler.api import util
@@ -29,6 +30,8 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import limits
 from dbaas_scheduler.db import models
 from dbaas_scheduler import exception
+
+LOG = logging.getLogger(__name__)
 
 _POLICY = models.BackupPolicy.__table__.c
 _EXECUTION = models.BackupExecution.__table__.c
@@ -122,5 +125,10 @@ class PublicPaths:
 def auth_middleware(conf, application):
     """The authentication middleware ``auth_strategy`` selects."""
     if conf.auth_strategy == 'noauth':
+        LOG.warning('The REST API serves WITHOUT AUTHENTICATION '
+                    '(auth_strategy = noauth): every request acts as the '
+                    'user, project and roles it names. Use it only on one '
+                    'machine or a trusted network; set auth_strategy = '
+                    'keystone for a cloud.')
         return NoAuthMiddleware(application)
     return auth_token.AuthProtocol(application, {'oslo_config_config': conf})

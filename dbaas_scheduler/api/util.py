@@ -19,6 +19,7 @@ excerpt of what was sent.
 """
 
 import datetime
+import functools
 import json
 import re
 import urllib.parse
@@ -49,6 +50,11 @@ EXCERPT_LENGTH = 64
 # surrogates without their pair (not encodable as UTF-8).
 _UNSTORABLE = re.compile('[\x00\ud800-\udfff]')
 _DIGITS = re.compile('[0-9]+')
+# Digits of a whole number in a query string are counted before it is
+# parsed: Python refuses to parse more than 4,300 (ValueError), and a
+# long one costs quadratic time.  A larger page size is lowered to
+# [api] max_limit anyway.
+MAX_QUERY_DIGITS = 100
 
 
 def shorten(text):
@@ -179,9 +185,26 @@ def _max_json_length(validator, limit, instance, schema):
                 % (length, limit))
 
 
+@functools.lru_cache(maxsize=64)
+def _compile_pattern(pattern):
+    # JSON Schema's patterns are ECMA 262, where "$" is the end of the
+    # text; in Python it also matches before a final line feed, which
+    # would let "name\n" through a one-line pattern.
+    if pattern.endswith('$') and not pattern.endswith('\\$'):
+        pattern = pattern[:-1] + '\\Z'
+    return re.compile(pattern)
+
+
+def _pattern(validator, pattern, instance, schema):
+    if isinstance(instance, str) and not _compile_pattern(pattern).search(
+            instance):
+        yield jsonschema.ValidationError(common.PATTERN_MESSAGES.get(
+            pattern, 'does not have the expected form'))
+
+
 Validator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
-    {common.MAX_JSON_LENGTH: _max_json_length})
+    {common.MAX_JSON_LENGTH: _max_json_length, 'pattern': _pattern})
 
 
 def _schema_error_message(error):
@@ -237,6 +260,10 @@ def _parse_bool(value, name):
 
 def _parse_int(value, name, schema):
     minimum = schema.get('minimum', 0)
+    if len(value) > MAX_QUERY_DIGITS:
+        raise exception.Invalid(
+            reason='%s is %d characters long; a whole number here has at '
+                   'most %d digits.' % (name, len(value), MAX_QUERY_DIGITS))
     if not _DIGITS.fullmatch(value) or int(value) < minimum:
         raise exception.Invalid(
             reason='%s must be a whole number of %d or more (digits 0-9 '

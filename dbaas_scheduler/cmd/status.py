@@ -89,9 +89,31 @@ class Checks(upgradecheck.UpgradeCommands):
                 'its log.' % (' nor '.join(missing), CONF.service_down_time))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
+    def _check_authentication(self):
+        # auth_strategy = noauth, or unset without [keystone_authtoken]:
+        # what dbaas-scheduler-all then serves with.
+        problem = None
+        if common.all_in_one_auth_strategy(CONF) == 'noauth':
+            problem = common.unauthenticated_public_access(CONF, 'noauth')
+        if problem is None:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        problem = problem[0].upper() + problem[1:]
+        if CONF.api.allow_unauthenticated_public_access:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                '%s; [api] allow_unauthenticated_public_access allows it. '
+                'Set auth_strategy = keystone unless every client of that '
+                'network is trusted.' % problem)
+        return upgradecheck.Result(
+            upgradecheck.Code.FAILURE,
+            '%s; dbaas-scheduler-all and dbaas-scheduler-api refuse to start '
+            'so. Set auth_strategy = keystone with [keystone_authtoken], or '
+            'bind to 127.0.0.1.' % problem)
+
     _upgrade_checks = (
         ('Database schema', _check_database_schema),
         ('Engines and workers', _check_services),
+        ('Authentication', _check_authentication),
         ('Policy file JSON to YAML migration',
          (common_checks.check_policy_json, {'conf': CONF})),
     )

@@ -83,6 +83,17 @@ api_opts = [
              'return. Default: 100. Each one costs a schedule step '
              '(a few microseconds for a daily schedule) on the API '
              'process.'),
+    cfg.BoolOpt(
+        'allow_unauthenticated_public_access',
+        default=False,
+        help='Let dbaas-scheduler-all and dbaas-scheduler-api serve the '
+             'REST API without authentication (auth_strategy = noauth) on '
+             'a bind_host that is not a loopback address. Default: false: '
+             'they refuse to start, since with noauth anyone who reaches '
+             'the port acts as any user of any project, by naming it in '
+             'X-Project-Id and X-Roles. Set it only on a network where '
+             'every client is trusted; dbaas-scheduler-status upgrade '
+             'check still warns about it.'),
 ]
 
 

@@ -28,6 +28,8 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import limits
+from dbaas_scheduler.db import models
 from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
@@ -149,7 +151,9 @@ def create_policy(context, conf, values, now=None):
     values = dict(DEFAULTS, **values)
     values.setdefault('backend', access.default_backend(conf))
     _check_fields({'backend': values['backend']})
-    values.setdefault('name', 'backup-%s' % values['instance_id'])
+    # Cut to the column: a 255-character instance id makes a longer name.
+    values.setdefault('name', ('backup-%s' % values['instance_id'])[
+        :limits.max_length(models.BackupPolicy.__table__.c.name)])
     if values['schedule_type'] == schedule.INTERVAL:
         values.setdefault('start_at', now)
     sched = validate_schedule(conf, values, policy_id, now)

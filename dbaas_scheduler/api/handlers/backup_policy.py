@@ -67,10 +67,22 @@ def load(req, rule):
         found = backup_policy_obj.get_policy(context, policy_id)
         policy.authorize(context, rule, {'project_id': found.project_id})
     except exception.Forbidden:
-        if found.project_id != context.project_id:
+        # 403 to whoever may see the policy (its project's readers, a
+        # system reader), 404 to everyone else.
+        if found.project_id != context.project_id and not _may_see(
+                context, found):
             raise exception.PolicyNotFound(policy_id=policy_id)
         raise
     return found
+
+
+def _may_see(context, found):
+    try:
+        policy.authorize(context, rules.SHOW,
+                         {'project_id': found.project_id})
+    except exception.Forbidden:
+        return False
+    return True
 
 
 @webob.dec.wsgify

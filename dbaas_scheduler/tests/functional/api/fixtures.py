@@ -65,6 +65,10 @@ class APIServer(fixture.GabbiFixture):
     DEFAULT_BACKEND = None
     # cheroot's worker threads: requests served at once.
     THREADS = 4
+    # [oslo_policy] enforce_new_defaults: secure RBAC's defaults only.
+    NEW_POLICY_DEFAULTS = False
+    # [api] public_endpoint, when set.
+    PUBLIC_ENDPOINT = None
 
     def start_fixture(self):
         try:
@@ -97,7 +101,13 @@ class APIServer(fixture.GabbiFixture):
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
         migration.upgrade('head')
+        if self.PUBLIC_ENDPOINT:
+            conf.set_override('public_endpoint', self.PUBLIC_ENDPOINT,
+                              group='api')
         policy.reset()
+        policy.set_defaults(conf)
+        conf.set_override('enforce_new_defaults', self.NEW_POLICY_DEFAULTS,
+                          group='oslo_policy')
         policy.get_enforcer(conf)
         self.server = cheroot_wsgi.Server(('127.0.0.1', PORT),
                                           deploy.deploy(conf),
@@ -226,5 +236,11 @@ def fixtures_for(driver):
     """
     server = type('APIServer', (APIServer,), {'DRIVER': driver})
     return types.SimpleNamespace(APIServer=server,
+                                 SecureRBAC=type('SecureRBAC', (server,), {
+                                     'NEW_POLICY_DEFAULTS': True}),
+                                 PublicEndpoint=type(
+                                     'PublicEndpoint', (server,), {
+                                         'PUBLIC_ENDPOINT':
+                                             'https://backup.example.com/bs'}),
                                  LargeValues=LargeValues,
                                  RetentionHistory=RetentionHistory)
