@@ -30,6 +30,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import limits
 from dbaas_scheduler.db import models
 from dbaas_scheduler import exception
+from dbaas_scheduler import policy
 
 LOG = logging.getLogger(__name__)
 
@@ -105,6 +106,20 @@ class ContextMiddleware:
         return self.application(environ, start_response)
 
 
+class Authorize:
+    """Serve ``application`` to a context the policy ``rule`` allows."""
+
+    def __init__(self, application, rule):
+        self.application = application
+        self.rule = rule
+
+    def __call__(self, environ, start_response):
+        context = environ[util.CONTEXT_KEY]
+        policy.authorize(context, self.rule,
+                         {'project_id': context.project_id})
+        return self.application(environ, start_response)
+
+
 class PublicPaths:
     """Serve some paths with other applications, without authentication.
 
@@ -112,23 +127,27 @@ class PublicPaths:
     their application; every other request goes to ``authenticated``.
     """
 
-    def __init__(self, authenticated, public):
+    def __init__(self, authenticated, public, conf):
         self.authenticated = authenticated
         self.public = public
+        self.conf = conf
 
     def __call__(self, environ, start_response):
+        # The public ones build links too ([api] public_endpoint).
+        environ[util.CONF_KEY] = self.conf
         application = self.public.get(environ.get('PATH_INFO', ''),
                                       self.authenticated)
         return application(environ, start_response)
 
 
-def auth_middleware(conf, application):
+def auth_middleware(conf, application, warn=True):
     """The authentication middleware ``auth_strategy`` selects."""
     if conf.auth_strategy == 'noauth':
-        LOG.warning('The REST API serves WITHOUT AUTHENTICATION '
-                    '(auth_strategy = noauth): every request acts as the '
-                    'user, project and roles it names. Use it only on one '
-                    'machine or a trusted network; set auth_strategy = '
-                    'keystone for a cloud.')
+        if warn:
+            LOG.warning('The REST API serves WITHOUT AUTHENTICATION '
+                        '(auth_strategy = noauth): every request acts as '
+                        'the user, project and roles it names. Use it only '
+                        'on one machine or a trusted network; set '
+                        'auth_strategy = keystone for a cloud.')
         return NoAuthMiddleware(application)
     return auth_token.AuthProtocol(application, {'oslo_config_config': conf})

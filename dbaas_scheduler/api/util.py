@@ -92,6 +92,16 @@ def conf_of(req):
     return req.environ[CONF_KEY]
 
 
+def base_url(req):
+    """The URL links in answers start with: ``[api] public_endpoint``.
+
+    Without it, the request's own URL (application_url: its Host header
+    and the path prefix the server mounted the API on).
+    """
+    endpoint = req.environ[CONF_KEY].api.public_endpoint
+    return endpoint.rstrip('/') if endpoint else req.application_url
+
+
 def path_arg(req, name):
     """A path segment the route names, as text (paths are UTF-8)."""
     value = req.environ['wsgiorg.routing_args'][1][name]
@@ -336,5 +346,6 @@ def next_link(req, items, limit):
         return []
     query = dict(req.GET)
     query.update(marker=items[-1]['id'], limit=str(limit))
-    return [{'rel': 'next', 'href': '%s?%s' % (
-        req.path_url, urllib.parse.urlencode(sorted(query.items())))}]
+    return [{'rel': 'next', 'href': '%s%s?%s' % (
+        base_url(req), urllib.parse.quote(req.path_info),
+        urllib.parse.urlencode(sorted(query.items())))}]

@@ -94,6 +94,19 @@ api_opts = [
              'X-Project-Id and X-Roles. Set it only on a network where '
              'every client is trusted; dbaas-scheduler-status upgrade '
              'check still warns about it.'),
+    cfg.URIOpt(
+        'public_endpoint',
+        schemes=['http', 'https'],
+        help='The URL clients reach the API at, as in the service catalog '
+             '(e.g. https://cloud.example/backup-scheduler, without /v1). '
+             'Every link in an answer (self, next, the version document, '
+             'the Location of a new policy, the OpenAPI servers) is built '
+             'from it. Default: unset, which builds links from the URL of '
+             'each request, that is from its Host header (or the '
+             'X-Forwarded-* headers with [oslo_middleware] '
+             'enable_proxy_headers_parsing): a client or a proxy cache '
+             'could then be handed links to a host of an attacker\'s '
+             'choosing. Set it on every cloud.'),
 ]
 
 

@@ -46,7 +46,7 @@ def serialize(req, backup_policy):
     for field in _TIMES:
         body[field] = util.isotime(body[field])
     body['links'] = [{'rel': 'self', 'href': '%s/v1/backup-policies/%s' % (
-        req.application_url, backup_policy.id)}]
+        util.base_url(req), backup_policy.id)}]
     return body
 
 

@@ -26,7 +26,7 @@ VERSION = {
 
 
 def _v1(req):
-    base = req.application_url.rstrip('/')
+    base = util.base_url(req).rstrip('/')
     return dict(VERSION, links=[
         {'rel': 'self', 'href': base + '/v1/'},
         {'rel': 'describedby', 'type': 'application/openapi+json',
@@ -48,4 +48,4 @@ def version_v1(req):
 @webob.dec.wsgify
 def openapi_document(req):
     """GET /v1/openapi.json: the OpenAPI document (no authentication)."""
-    return util.json_response(openapi.document(req.application_url))
+    return util.json_response(openapi.document(util.base_url(req)))
