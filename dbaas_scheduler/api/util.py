@@ -98,7 +98,8 @@ def base_url(req):
     Without it, the request's own URL (application_url: its Host header
     and the path prefix the server mounted the API on).
     """
-    endpoint = req.environ[CONF_KEY].api.public_endpoint
+    conf = req.environ.get(CONF_KEY)
+    endpoint = conf.api.public_endpoint if conf is not None else None
     return endpoint.rstrip('/') if endpoint else req.application_url
 
 
