@@ -101,9 +101,10 @@ class APIServer(fixture.GabbiFixture):
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
         migration.upgrade('head')
-        if self.PUBLIC_ENDPOINT:
-            conf.set_override('public_endpoint', self.PUBLIC_ENDPOINT,
-                              group='api')
+        # Always: an override of the [api] group lives in its OptGroup,
+        # which every ConfigOpts of the process shares.
+        conf.set_override('public_endpoint', self.PUBLIC_ENDPOINT,
+                          group='api')
         policy.reset()
         policy.set_defaults(conf)
         conf.set_override('enforce_new_defaults', self.NEW_POLICY_DEFAULTS,
@@ -153,6 +154,8 @@ class APIServer(fixture.GabbiFixture):
             self.backend.drop_named_database(self.database)
         if getattr(self, 'tempdir', None) is not None:
             self.tempdir.cleanUp()
+        if getattr(self, 'conf', None) is not None:
+            self.conf.clear_override('public_endpoint', group='api')
         policy.reset()
 
 
