@@ -13,14 +13,16 @@
 
 With ``auth_strategy = keystone`` keystonemiddleware's auth_token validates
 the token and sets the ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``
-headers; with ``noauth`` the client sets them itself (or gets the admin of
-project ``admin``).  Either way :class:`ContextMiddleware` builds the
+headers (``OpenStack-System-Scope: all`` for a system-scoped token); with
+``noauth`` the client sets them itself (or gets the admin of project
+``admin``).  Either way :class:`ContextMiddleware` builds the
 request's :class:`~dbaas_scheduler.context.RequestContext` from them,
 after checking that they fit where they are stored.  The version document
 at ``/`` needs no authentication.
 """
 
 from keystonemiddleware import auth_token
+from oslo_log import log as logging
 import webob.dec
 
 from dbaas_scheduler.api import util
@@ -28,6 +30,9 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import limits
 from dbaas_scheduler.db import models
 from dbaas_scheduler import exception
+from dbaas_scheduler import policy
+
+LOG = logging.getLogger(__name__)
 
 _POLICY = models.BackupPolicy.__table__.c
 _EXECUTION = models.BackupExecution.__table__.c
@@ -54,6 +59,9 @@ def check_identity(environ):
                        % (header, longest, len(value)))
 
 
+SYSTEM_SCOPE_HEADER = 'OpenStack-System-Scope'
+
+
 class NoAuthMiddleware:
     """Trust the identity headers a client sends (noauth only)."""
 
@@ -62,7 +70,16 @@ class NoAuthMiddleware:
 
     @webob.dec.wsgify
     def __call__(self, req):
-        if not req.headers.get('X-Project-Id'):
+        if req.headers.get(SYSTEM_SCOPE_HEADER):
+            # A system-scoped token has no project.
+            if req.headers.get('X-Project-Id'):
+                raise exception.Invalid(
+                    reason='a request is scoped to a project (X-Project-Id) '
+                           'or to the system (%s), not both.'
+                           % SYSTEM_SCOPE_HEADER)
+            req.headers.setdefault('X-User-Id', 'admin')
+            req.headers.setdefault('X-Roles', 'admin,member,reader')
+        elif not req.headers.get('X-Project-Id'):
             req.headers['X-User-Id'] = req.headers.get('X-User-Id', 'admin')
             req.headers['X-Project-Id'] = 'admin'
             req.headers['X-Roles'] = req.headers.get(
@@ -89,6 +106,20 @@ class ContextMiddleware:
         return self.application(environ, start_response)
 
 
+class Authorize:
+    """Serve ``application`` to a context the policy ``rule`` allows."""
+
+    def __init__(self, application, rule):
+        self.application = application
+        self.rule = rule
+
+    def __call__(self, environ, start_response):
+        context = environ[util.CONTEXT_KEY]
+        policy.authorize(context, self.rule,
+                         {'project_id': context.project_id})
+        return self.application(environ, start_response)
+
+
 class PublicPaths:
     """Serve some paths with other applications, without authentication.
 
@@ -96,18 +127,27 @@ class PublicPaths:
     their application; every other request goes to ``authenticated``.
     """
 
-    def __init__(self, authenticated, public):
+    def __init__(self, authenticated, public, conf):
         self.authenticated = authenticated
         self.public = public
+        self.conf = conf
 
     def __call__(self, environ, start_response):
+        # The public ones build links too ([api] public_endpoint).
+        environ[util.CONF_KEY] = self.conf
         application = self.public.get(environ.get('PATH_INFO', ''),
                                       self.authenticated)
         return application(environ, start_response)
 
 
-def auth_middleware(conf, application):
+def auth_middleware(conf, application, warn=True):
     """The authentication middleware ``auth_strategy`` selects."""
     if conf.auth_strategy == 'noauth':
+        if warn:
+            LOG.warning('The REST API serves WITHOUT AUTHENTICATION '
+                        '(auth_strategy = noauth): every request acts as '
+                        'the user, project and roles it names. Use it only '
+                        'on one machine or a trusted network; set '
+                        'auth_strategy = keystone for a cloud.')
         return NoAuthMiddleware(application)
     return auth_token.AuthProtocol(application, {'oslo_config_config': conf})

@@ -21,8 +21,11 @@ Then ``/healthcheck`` (oslo.middleware's Healthcheck, with its
 ``/``, the OpenAPI document at ``/v1/openapi.json`` and, when
 ``[metrics] enabled``, the cluster's Prometheus metrics at ``[metrics]
 path`` (:mod:`dbaas_scheduler.metrics`) are served without
-authentication; everything else meets authentication (keystonemiddleware
-auth_token, or noauth), the RequestContext and the handlers.
+authentication (the metrics behind authentication of their own and the
+rule ``dbaas_scheduler:metrics:get`` with ``[metrics]
+require_authentication``); everything else meets authentication
+(keystonemiddleware auth_token, or noauth), the RequestContext and the
+handlers.
 """
 
 import oslo_middleware
@@ -34,6 +37,7 @@ from dbaas_scheduler.api import handler
 from dbaas_scheduler.api import openapi
 from dbaas_scheduler.api import requestlog
 from dbaas_scheduler import metrics
+from dbaas_scheduler.policies import service as service_rules
 
 
 def deploy(conf, worker_api=None):
@@ -62,9 +66,13 @@ def deploy(conf, worker_api=None):
     public = {'': handlers, '/': handlers, '/healthcheck': health,
               openapi.OPENAPI_PATH: handlers}
     if conf.metrics.enabled:
-        public[conf.metrics.path] = handler.MethodFilter(
-            metrics.make_app(conf), ('GET', 'HEAD'))
-    application = auth.PublicPaths(application, public)
+        scrape = handler.MethodFilter(metrics.make_app(conf), ('GET', 'HEAD'))
+        if conf.metrics.require_authentication:
+            scrape = auth.auth_middleware(conf, fault.FaultWrapper(
+                auth.ContextMiddleware(auth.Authorize(
+                    scrape, service_rules.METRICS), conf)), warn=False)
+        public[conf.metrics.path] = scrape
+    application = auth.PublicPaths(application, public, conf)
     application = fault.FaultWrapper(application)
     if conf.cors.allowed_origin:
         application = oslo_middleware.CORS(application, conf)

@@ -39,6 +39,11 @@ WORKER_API_KEY = 'dbaas_scheduler.worker_api'
 # a server thread.
 MAX_BODY_BYTES = 1024 * 1024
 _DIGITS = re.compile('[0-9]+')
+# Digits of a whole number in a query string are counted before it is
+# parsed: Python refuses to parse more than 4,300 (ValueError), and a
+# long one costs quadratic time.  A larger page size is lowered to
+# [api] max_limit anyway.
+MAX_QUERY_DIGITS = 100
 
 # Shared with the RPC door (see api/schemas/validation.py).
 excerpt = validation.excerpt
@@ -72,6 +77,17 @@ def worker_api_of(req):
                            'api.service.make_application, or give '
                            'api.deploy.deploy a worker_api')
     return worker_api
+
+
+def base_url(req):
+    """The URL links in answers start with: ``[api] public_endpoint``.
+
+    Without it, the request's own URL (application_url: its Host header
+    and the path prefix the server mounted the API on).
+    """
+    conf = req.environ.get(CONF_KEY)
+    endpoint = conf.api.public_endpoint if conf is not None else None
+    return endpoint.rstrip('/') if endpoint else req.application_url
 
 
 def path_arg(req, name):
@@ -164,6 +180,10 @@ def _parse_bool(value, name):
 
 def _parse_int(value, name, schema):
     minimum = schema.get('minimum', 0)
+    if len(value) > MAX_QUERY_DIGITS:
+        raise exception.Invalid(
+            reason='%s is %d characters long; a whole number here has at '
+                   'most %d digits.' % (name, len(value), MAX_QUERY_DIGITS))
     if not _DIGITS.fullmatch(value) or int(value) < minimum:
         raise exception.Invalid(
             reason='%s must be a whole number of %d or more (digits 0-9 '
@@ -236,5 +256,6 @@ def next_link(req, items, limit):
         return []
     query = dict(req.GET)
     query.update(marker=items[-1]['id'], limit=str(limit))
-    return [{'rel': 'next', 'href': '%s?%s' % (
-        req.path_url, urllib.parse.urlencode(sorted(query.items())))}]
+    return [{'rel': 'next', 'href': '%s%s?%s' % (
+        base_url(req), urllib.parse.quote(req.path_info),
+        urllib.parse.urlencode(sorted(query.items())))}]

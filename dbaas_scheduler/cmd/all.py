@@ -14,7 +14,11 @@
 With no configuration at all it runs on SQLite under ``state_path``, hands
 executions from engine to worker in memory (``rpc_transport = none``) and
 serves the REST API without authentication (``auth_strategy = noauth``)
-on 127.0.0.1; the database schema is created or upgraded at start.
+on 127.0.0.1; the database schema is created or upgraded at start.  A
+configuration written for a cloud -- one with ``[keystone_authtoken]`` --
+authenticates with Keystone unless ``auth_strategy`` says otherwise, and
+noauth off a loopback address is refused unless ``[api]
+allow_unauthenticated_public_access`` allows it.
 """
 
 import os
@@ -25,7 +29,6 @@ from oslo_service import service as oslo_service
 from sqlalchemy.engine import url as sa_url
 
 from dbaas_scheduler.api import service as api_service
-from dbaas_scheduler.backends import loader
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
@@ -88,6 +91,12 @@ def _main(argv):
     CONF.set_default('rpc_transport', 'none')
     CONF.set_default('auth_strategy', 'noauth')
     config.parse_args(CONF, argv)
+    if (not common.auth_strategy_is_set(CONF)
+            and common.keystone_configured(CONF)):
+        LOG.info('Authenticating with Keystone: auth_strategy is not set '
+                 'and the configuration has [keystone_authtoken].')
+        CONF.set_default('auth_strategy', 'keystone')
+    common.check_authentication(CONF)
     worker_service.check_configuration(CONF)
     # One all-in-one process per state directory: a second one would
     # share its SQLite database and fight over its API port.
@@ -129,7 +138,7 @@ def log_what_it_does(conf):
     default = access.default_backend(conf)
     backends = ', '.join(
         '%s (the default)' % name if name == default else name
-        for name in loader.available())
+        for name in access.enabled_backends(conf))
     instances = ', '.join(sorted(conf.local_backend.instances)) or 'none'
     LOG.info('%s: data in %s; REST API on %s; authentication: %s; '
              'backends: %s; local backend instances: %s',

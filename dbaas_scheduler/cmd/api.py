@@ -31,6 +31,7 @@ def main(argv=None):
 
 def _main(argv):
     config.parse_args(CONF, argv)
+    common.check_authentication(CONF)
     common.check_api_port(CONF)
     common.check_database(CONF, BINARY, schema=True)
     common.check_transport(CONF)

@@ -13,7 +13,6 @@
 
 from oslo_config import cfg
 from oslo_log import log as logging
-from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
@@ -25,6 +24,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.db import names
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler import policy
 from dbaas_scheduler import servicegroup
 
 CONF = cfg.CONF
@@ -135,10 +135,32 @@ class Checks(upgradecheck.UpgradeCommands):
                                         for item in shown),
                 ', ...' if len(renames) > len(shown) else ''))
 
+    def _check_authentication(self):
+        # auth_strategy = noauth, or unset without [keystone_authtoken]:
+        # what dbaas-scheduler-all then serves with.
+        problem = None
+        if common.all_in_one_auth_strategy(CONF) == 'noauth':
+            problem = common.unauthenticated_public_access(CONF, 'noauth')
+        if problem is None:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        problem = problem[0].upper() + problem[1:]
+        if CONF.api.allow_unauthenticated_public_access:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                '%s; [api] allow_unauthenticated_public_access allows it. '
+                'Set auth_strategy = keystone unless every client of that '
+                'network is trusted.' % problem)
+        return upgradecheck.Result(
+            upgradecheck.Code.FAILURE,
+            '%s; dbaas-scheduler-all and dbaas-scheduler-api refuse to start '
+            'so. Set auth_strategy = keystone with [keystone_authtoken], or '
+            'bind to 127.0.0.1.' % problem)
+
     _upgrade_checks = (
         ('Database schema', _check_database_schema),
         ('Policy names', _check_policy_names),
         ('Engines and workers', _check_services),
+        ('Authentication', _check_authentication),
         ('Policy file JSON to YAML migration',
          (common_checks.check_policy_json, {'conf': CONF})),
     )
@@ -150,7 +172,7 @@ def main(argv=None):
 
 def _main(argv):
     config.prepare(CONF, command_line=True)
-    policy_opts.set_defaults(CONF)
+    policy.set_defaults(CONF)
     # upgradecheck.main, not register_cli_options and run: only main keeps
     # the parsed configuration where UpgradeCommands.check reads --json.
     return upgradecheck.main(CONF, config.PROJECT, Checks(argv), argv)

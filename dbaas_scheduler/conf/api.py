@@ -97,6 +97,30 @@ api_opts = [
              'return. Default: 100. Each one costs a schedule step '
              '(a few microseconds for a daily schedule) on the API '
              'process.'),
+    cfg.BoolOpt(
+        'allow_unauthenticated_public_access',
+        default=False,
+        help='Let dbaas-scheduler-all and dbaas-scheduler-api serve the '
+             'REST API without authentication (auth_strategy = noauth) on '
+             'a bind_host that is not a loopback address. Default: false: '
+             'they refuse to start, since with noauth anyone who reaches '
+             'the port acts as any user of any project, by naming it in '
+             'X-Project-Id and X-Roles. Set it only on a network where '
+             'every client is trusted; dbaas-scheduler-status upgrade '
+             'check still warns about it.'),
+    cfg.URIOpt(
+        'public_endpoint',
+        schemes=['http', 'https'],
+        help='The URL clients reach the API at, as in the service catalog '
+             '(e.g. https://cloud.example/backup-scheduler, without /v1). '
+             'Every link in an answer (self, next, the version document, '
+             'the Location of a new policy, the OpenAPI servers) is built '
+             'from it. Default: unset, which builds links from the URL of '
+             'each request, that is from its Host header (or the '
+             'X-Forwarded-* headers with [oslo_middleware] '
+             'enable_proxy_headers_parsing): a client or a proxy cache '
+             'could then be handed links to a host of an attacker\'s '
+             'choosing. Set it on every cloud.'),
 ]
 
 

@@ -25,7 +25,8 @@ metrics_opts = [
         'enabled',
         default=False,
         help='Serve Prometheus metrics at [metrics] path on the REST API, '
-             'without authentication. Default: false. The figures are '
+             'without authentication unless [metrics] '
+             'require_authentication is set. Default: false. The figures are '
              'counts and durations of the whole cluster, read from the '
              'database on each scrape; they name no project, policy or '
              'instance. Restrict the path to the monitoring network at '
@@ -74,6 +75,16 @@ metrics_opts = [
              'FAILED, SKIPPED ones aside) have all failed. Default: 1, 3. '
              'Only policies whose newest execution failed are looked at; '
              'an empty list turns the metric and its queries off.'),
+    cfg.BoolOpt(
+        'require_authentication',
+        default=False,
+        help='Whether a scrape of [metrics] path must authenticate like '
+             'any API request (a Keystone token in X-Auth-Token) and be '
+             'allowed by the policy rule dbaas_scheduler:metrics:get '
+             '(default: a system-scoped reader; with the legacy policy '
+             'defaults, the admin role). Default: false, which serves the '
+             'metrics to whoever reaches the path: then restrict it to the '
+             'monitoring network at the proxy in front of the API.'),
     cfg.IntOpt(
         'failure_lookback_days',
         default=30,

@@ -16,6 +16,9 @@
 generated sample shows the defaults the service really runs with.
 """
 
+from oslo_config import cfg
+from oslo_policy import opts as policy_opts
+
 from dbaas_scheduler import conf
 from dbaas_scheduler.conf import database
 
@@ -29,3 +32,6 @@ def list_opts():
 
 def update_library_defaults():
     database.update_library_defaults()
+    # As dbaas_scheduler.policy sets it: the legacy rules hold until an
+    # operator turns the new defaults on.
+    policy_opts.set_defaults(cfg.ConfigOpts(), enforce_new_defaults=False)

@@ -29,6 +29,8 @@ from oslo_utils import uuidutils
 
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import limits
+from dbaas_scheduler.db import models
 from dbaas_scheduler import dispatch
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
@@ -141,10 +143,13 @@ def _default_name(context, project_id, instance_id, policy_id):
     Names are unique in a project, and an instance may have several
     policies.
     """
-    name = 'backup-%s' % instance_id
+    # Cut to the column: a 255-character instance id makes a longer name.
+    length = limits.max_length(models.BackupPolicy.__table__.c.name)
+    name = ('backup-%s' % instance_id)[:length]
     if db_api.policy_named(context, project_id, name) is None:
         return name
-    return '%s-%s' % (name, policy_id.split('-')[0])
+    suffix = '-%s' % policy_id.split('-')[0]
+    return name[:length - len(suffix)] + suffix
 
 
 def create_policy(context, conf, values, now=None):

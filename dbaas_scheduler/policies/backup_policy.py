@@ -11,8 +11,6 @@
 # under the License.
 """Policy rules of /v1/backup-policies."""
 
-from oslo_policy import policy
-
 from dbaas_scheduler.policies import base
 
 PREFIX = 'dbaas_scheduler:backup_policy:%s'
@@ -31,36 +29,41 @@ _COLLECTION = '/v1/backup-policies'
 _ITEM = '/v1/backup-policies/{policy_id}'
 
 
-def _rule(name, check_str, description, method, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check_str, description=description,
-        operations=[{'method': method, 'path': path}],
-        scope_types=['project'])
+_READ = (base.SYSTEM_OR_PROJECT_READER, base.PROJECT_READER)
+_CHANGE = (base.SYSTEM_ADMIN_OR_PROJECT_MEMBER, base.PROJECT_MEMBER)
+
+
+def _rule(name, checks, description, method, path,
+          scope_types=base.SYSTEM_AND_PROJECT):
+    return base.rule(name, checks[0], checks[1], description,
+                     [(method, path)], scope_types)
 
 
 rules = [
-    _rule(LIST, base.PROJECT_READER,
-          'List the backup policies of the project.', 'GET', _COLLECTION),
-    _rule(LIST_ALL_PROJECTS, base.ADMIN,
+    _rule(LIST, _READ,
+          'List the backup policies of the project (a system-scoped token '
+          'lists every project\'s, as with all_projects=true).', 'GET',
+          _COLLECTION),
+    _rule(LIST_ALL_PROJECTS, (base.SYSTEM_ADMIN, base.ADMIN),
           'List the backup policies of every project (all_projects=true).',
           'GET', _COLLECTION + '?all_projects=true'),
-    _rule(CREATE, base.PROJECT_MEMBER,
-          'Create a backup policy in the project.', 'POST', _COLLECTION),
-    _rule(SHOW, base.PROJECT_READER, 'Show a backup policy.', 'GET', _ITEM),
-    _rule(UPDATE, base.PROJECT_MEMBER, 'Change a backup policy.', 'PATCH',
-          _ITEM),
-    _rule(DELETE, base.PROJECT_MEMBER,
+    # A policy belongs to a project: only a project's token can make one.
+    _rule(CREATE, ('rule:project_member', base.PROJECT_MEMBER),
+          'Create a backup policy in the project.', 'POST', _COLLECTION,
+          scope_types=base.PROJECT),
+    _rule(SHOW, _READ, 'Show a backup policy.', 'GET', _ITEM),
+    _rule(UPDATE, _CHANGE, 'Change a backup policy.', 'PATCH', _ITEM),
+    _rule(DELETE, _CHANGE,
           'Delete a backup policy (its executions stay as history).',
           'DELETE', _ITEM),
-    _rule(PAUSE, base.PROJECT_MEMBER, 'Pause a backup policy.', 'POST',
+    _rule(PAUSE, _CHANGE, 'Pause a backup policy.', 'POST',
           _ITEM + '/pause'),
-    _rule(RESUME, base.PROJECT_MEMBER, 'Resume a paused backup policy.',
-          'POST', _ITEM + '/resume'),
-    _rule(RUN, base.PROJECT_MEMBER,
-          'Take a backup now (a manual execution).', 'POST', _ITEM + '/run'),
-    _rule(NEXT_RUNS, base.PROJECT_READER,
-          'Preview the next run times of a backup policy.', 'GET',
-          _ITEM + '/next-runs'),
+    _rule(RESUME, _CHANGE, 'Resume a paused backup policy.', 'POST',
+          _ITEM + '/resume'),
+    _rule(RUN, _CHANGE, 'Take a backup now (a manual execution).', 'POST',
+          _ITEM + '/run'),
+    _rule(NEXT_RUNS, _READ, 'Preview the next run times of a backup policy.',
+          'GET', _ITEM + '/next-runs'),
 ]
 
 

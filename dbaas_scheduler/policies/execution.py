@@ -11,8 +11,6 @@
 # under the License.
 """Policy rules of /v1/executions."""
 
-from oslo_policy import policy
-
 from dbaas_scheduler.policies import base
 
 PREFIX = 'dbaas_scheduler:execution:%s'
@@ -20,24 +18,20 @@ LIST = PREFIX % 'list'
 LIST_ALL_PROJECTS = PREFIX % 'list:all_projects'
 SHOW = PREFIX % 'show'
 
+_READ = (base.SYSTEM_OR_PROJECT_READER, base.PROJECT_READER)
+
 rules = [
-    policy.DocumentedRuleDefault(
-        name=LIST, check_str=base.PROJECT_READER,
-        description='List the executions (backup history) of the project.',
-        operations=[{'method': 'GET', 'path': '/v1/executions'}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name=LIST_ALL_PROJECTS, check_str=base.ADMIN,
-        description='List the executions of every project.',
-        operations=[{'method': 'GET',
-                     'path': '/v1/executions?all_projects=true'}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name=SHOW, check_str=base.PROJECT_READER,
-        description='Show one execution.',
-        operations=[{'method': 'GET',
-                     'path': '/v1/executions/{execution_id}'}],
-        scope_types=['project']),
+    base.rule(LIST, _READ[0], _READ[1],
+              'List the executions (backup history) of the project (a '
+              'system-scoped token lists every project\'s).',
+              [('GET', '/v1/executions')], base.SYSTEM_AND_PROJECT),
+    base.rule(LIST_ALL_PROJECTS, base.SYSTEM_ADMIN, base.ADMIN,
+              'List the executions of every project.',
+              [('GET', '/v1/executions?all_projects=true')],
+              base.SYSTEM_AND_PROJECT),
+    base.rule(SHOW, _READ[0], _READ[1], 'Show one execution.',
+              [('GET', '/v1/executions/{execution_id}')],
+              base.SYSTEM_AND_PROJECT),
 ]
 
 

@@ -11,19 +11,15 @@
 # under the License.
 """Policy rules of /v1/schedule-preview."""
 
-from oslo_policy import policy
-
 from dbaas_scheduler.policies import base
 
 PREVIEW = 'dbaas_scheduler:schedule:preview'
 
 rules = [
-    policy.DocumentedRuleDefault(
-        name=PREVIEW, check_str=base.PROJECT_READER,
-        description='Preview the run times of a schedule, before creating '
-                    'a backup policy with it.',
-        operations=[{'method': 'GET', 'path': '/v1/schedule-preview'}],
-        scope_types=['project']),
+    base.rule(PREVIEW, base.SYSTEM_OR_PROJECT_READER, base.PROJECT_READER,
+              'Preview the run times of a schedule, before creating a '
+              'backup policy with it.',
+              [('GET', '/v1/schedule-preview')], base.SYSTEM_AND_PROJECT),
 ]
 
 

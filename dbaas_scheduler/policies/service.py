@@ -9,21 +9,22 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Policy rules of /v1/services: the cluster view."""
-
-from oslo_policy import policy
+"""Policy rules of the cluster view: /v1/services and the metrics."""
 
 from dbaas_scheduler.policies import base
 
 LIST = 'dbaas_scheduler:service:list'
+METRICS = 'dbaas_scheduler:metrics:get'
 
 rules = [
-    policy.DocumentedRuleDefault(
-        name=LIST, check_str=base.ADMIN,
-        description='List the engine, worker and API processes, with their '
-                    'hosts, heartbeats and state.',
-        operations=[{'method': 'GET', 'path': '/v1/services'}],
-        scope_types=['project']),
+    base.rule(LIST, base.SYSTEM_ADMIN, base.ADMIN,
+              'List the engine, worker and API processes, with their '
+              'hosts, heartbeats and state.',
+              [('GET', '/v1/services')], base.SYSTEM_AND_PROJECT),
+    base.rule(METRICS, base.SYSTEM_READER, base.ADMIN,
+              'Scrape the Prometheus metrics of the cluster, when [metrics] '
+              'require_authentication is set.',
+              [('GET', '/metrics')], base.SYSTEM_AND_PROJECT),
 ]
 
 

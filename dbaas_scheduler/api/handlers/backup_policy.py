@@ -30,7 +30,7 @@ def serialize(req, backup_policy):
     for field in _TIMES:
         body[field] = util.isotime(body[field])
     body['links'] = [{'rel': 'self', 'href': '%s/v1/backup-policies/%s' % (
-        req.application_url, backup_policy.id)}]
+        util.base_url(req), backup_policy.id)}]
     return body
 
 
@@ -48,8 +48,11 @@ def load(req, rule):
     context = util.context_of(req)
     policy_id = util.path_arg(req, 'policy_id')
     found = backup_policy_obj.get_policy(context, policy_id)
+    # 403 to whoever may see the policy (its project's readers, a system
+    # reader), 404 to everyone else.
     policy.authorize_owned(context, rule, found,
-                           exception.PolicyNotFound(policy_id=policy_id))
+                           exception.PolicyNotFound(policy_id=policy_id),
+                           show_rule=rules.SHOW)
     return found
 
 

@@ -40,7 +40,7 @@ def serialize(req, execution):
     body['deleted_backups'] = [_deleted_backup(backup)
                                for backup in body['deleted_backups'] or []]
     body['links'] = [{'rel': 'self', 'href': '%s/v1/executions/%s' % (
-        req.application_url, execution.id)}]
+        util.base_url(req), execution.id)}]
     return body
 
 

@@ -26,7 +26,7 @@ VERSION = {
 
 
 def _v1(req):
-    base = req.application_url.rstrip('/')
+    base = util.base_url(req).rstrip('/')
     return dict(VERSION, links=[
         {'rel': 'self', 'href': base + '/v1/'},
         {'rel': 'describedby', 'type': 'application/openapi+json',
@@ -57,4 +57,4 @@ def openapi_document(req):
 
     200, always: no authentication is needed.
     """
-    return util.json_response(openapi.document(req.application_url))
+    return util.json_response(openapi.document(util.base_url(req)))

@@ -31,9 +31,11 @@ _COLUMNS = models.BackupPolicy.__table__.c
 MAX_AGE_DAYS = 36525
 
 # A policy's name names its backups too ("<name>-<time>"): one line, no
-# control characters, not only blanks.
-NAME_PATTERN = ('^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f]'
-                '[^\\x00-\\x1f\\x7f]*$')
+# control characters, not only blanks.  Every text field that reaches a
+# log is one line (common.ONE_LINE).
+NAME_PATTERN = '^[^{0}]*[^\\s{0}][^{0}]*$'.format(common.CONTROL)
+common.PATTERN_MESSAGES[NAME_PATTERN] = ('must be one line, without control '
+                                         'characters, and not only blanks')
 _TIME = {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 64}
 
 
@@ -44,13 +46,13 @@ def _count(name):
 POLICY_PROPERTIES = {
     'name': common.string(_COLUMNS.name, pattern=NAME_PATTERN),
     'description': common.string(_COLUMNS.description, min_length=0,
-                                 nullable=True),
-    'instance_id': common.string(_COLUMNS.instance_id),
-    'backend': common.string(_COLUMNS.backend),
+                                 nullable=True, pattern=common.TEXT),
+    'instance_id': common.one_line(_COLUMNS.instance_id),
+    'backend': common.one_line(_COLUMNS.backend),
     'backup_params': common.json_object(_COLUMNS.backup_params),
     'schedule_type': {'enum': list(schedule.SCHEDULE_TYPES)},
-    'schedule': common.string(_COLUMNS.schedule),
-    'timezone': common.string(_COLUMNS.timezone),
+    'schedule': common.one_line(_COLUMNS.schedule),
+    'timezone': common.one_line(_COLUMNS.timezone),
     'start_at': _TIME,
     'end_at': _TIME,
     'remaining_runs': _count('remaining_runs'),
@@ -109,7 +111,7 @@ UPDATE['examples'] = [{'backup_policy': {
 PAUSE = {
     'type': ['object', 'null'],
     'properties': {
-        'reason': common.string(_COLUMNS.paused_reason, maxLength=255),
+        'reason': common.one_line(_COLUMNS.paused_reason, maxLength=255),
     },
     'additionalProperties': False,
     'examples': [{'reason': 'database migration this week'}],

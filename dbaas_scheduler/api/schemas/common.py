@@ -26,6 +26,20 @@ from dbaas_scheduler.db import limits
 
 MAX_JSON_LENGTH = 'x-max-json-length'
 
+# Characters a field that reaches a log line must not hold: C0 and C1
+# controls (CR, LF, NEL...) and the Unicode line and paragraph
+# separators, with which a value could forge or split log lines.
+CONTROL = '\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029'
+ONE_LINE = '^[^%s]*$' % CONTROL
+# Free text (a description) may also hold tabs and line feeds.
+TEXT = '^[^\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029]*$'
+# What an error says of a value that does not match a pattern: words, not
+# the regular expression.
+PATTERN_MESSAGES = {
+    ONE_LINE: 'must be one line, without control characters',
+    TEXT: 'must not hold control characters (tab and line feed aside)',
+}
+
 
 def _nullable(schema, nullable):
     if nullable:
@@ -78,6 +92,12 @@ TIME = {
     'type': 'string', 'format': 'date-time',
     'description': 'An ISO 8601 date and time; without an offset, UTC.',
 }
+
+
+def one_line(column, **extra):
+    """A string stored in ``column``, one line without control characters."""
+    extra.setdefault('pattern', ONE_LINE)
+    return string(column, **extra)
 
 
 def identifier(column, **extra):

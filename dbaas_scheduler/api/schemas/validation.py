@@ -16,6 +16,7 @@ endpoint checks the values another service sends with the same schemas:
 what one door refuses, the other refuses too, with the same message.
 """
 
+import functools
 import re
 
 import jsonschema
@@ -94,9 +95,26 @@ def _max_json_length(validator, limit, instance, schema):
                 % (length, limit))
 
 
+@functools.lru_cache(maxsize=64)
+def _compile_pattern(pattern):
+    # JSON Schema's patterns are ECMA 262, where "$" is the end of the
+    # text; in Python it also matches before a final line feed, which
+    # would let "name\n" through a one-line pattern.
+    if pattern.endswith('$') and not pattern.endswith('\\$'):
+        pattern = pattern[:-1] + '\\Z'
+    return re.compile(pattern)
+
+
+def _pattern(validator, pattern, instance, schema):
+    if isinstance(instance, str) and not _compile_pattern(pattern).search(
+            instance):
+        yield jsonschema.ValidationError(common.PATTERN_MESSAGES.get(
+            pattern, 'does not have the expected form'))
+
+
 Validator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
-    {common.MAX_JSON_LENGTH: _max_json_length})
+    {common.MAX_JSON_LENGTH: _max_json_length, 'pattern': _pattern})
 
 
 def _schema_error_message(error):

@@ -50,12 +50,15 @@ ALERTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc',
 
 class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
+    REQUIRE_AUTHENTICATION = False
+
     def setUp(self):
         super().setUp()
         self.now = timeutils.utcnow(True)
         self.flags(auth_strategy='noauth', rpc_transport='none')
         self.flags(group='metrics', enabled=True, path='/metrics',
-                   cache_time=0, window=3600, lateness_buckets=BUCKETS)
+                   cache_time=0, window=3600, lateness_buckets=BUCKETS,
+                   require_authentication=self.REQUIRE_AUTHENTICATION)
         policy.reset()
         self.addCleanup(policy.reset)
         policy.get_enforcer(self.conf)
@@ -427,6 +430,40 @@ class TestMetricsMySQL(_MetricsEndpoint, base.TestCase):
 
 class TestMetricsPostgreSQL(_MetricsEndpoint, base.TestCase):
     DRIVER = 'postgresql'
+
+
+class TestMetricsAuthenticated(_MetricsEndpoint, base.TestCase):
+    """[metrics] require_authentication: a token and the metrics rule."""
+
+    DRIVER = 'sqlite'
+    REQUIRE_AUTHENTICATION = True
+
+    def status(self, headers, new_defaults=False):
+        self.flags(group='oslo_policy', enforce_new_defaults=new_defaults)
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d/metrics' % self.port, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def test_a_system_reader_scrapes(self):
+        self.assertEqual(200, self.status(
+            {'OpenStack-System-Scope': 'all', 'X-Roles': 'reader'},
+            new_defaults=True))
+
+    def test_a_project_token_is_refused_under_the_new_defaults(self):
+        for roles in ('member,reader', 'admin,member,reader'):
+            self.assertEqual(403, self.status(
+                {'X-Project-Id': 'project-a', 'X-Roles': roles},
+                new_defaults=True))
+
+    def test_the_legacy_default_is_the_admin_role(self):
+        self.assertEqual(403, self.status(
+            {'X-Project-Id': 'project-a', 'X-Roles': 'member,reader'}))
+        self.assertEqual(200, self.status(
+            {'X-Project-Id': 'project-a', 'X-Roles': 'admin'}))
 
 
 class TestMetricsOff(base.TestCase):

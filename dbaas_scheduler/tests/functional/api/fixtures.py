@@ -80,6 +80,10 @@ class APIServer(fixture.GabbiFixture):
     # [local_backend] instances and instance_projects.
     LOCAL_INSTANCES = {}
     INSTANCE_PROJECTS = {}
+    # [oslo_policy] enforce_new_defaults: secure RBAC's defaults only.
+    NEW_POLICY_DEFAULTS = False
+    # [api] public_endpoint, when set.
+    PUBLIC_ENDPOINT = None
 
     def start_fixture(self):
         try:
@@ -119,7 +123,14 @@ class APIServer(fixture.GabbiFixture):
         self.restore_factory = db_api.context_manager.patch_factory(
             self.facade._factory)
         migration.upgrade('head')
+        # Always: an override of the [api] group lives in its OptGroup,
+        # which every ConfigOpts of the process shares.
+        conf.set_override('public_endpoint', self.PUBLIC_ENDPOINT,
+                          group='api')
         policy.reset()
+        policy.set_defaults(conf)
+        conf.set_override('enforce_new_defaults', self.NEW_POLICY_DEFAULTS,
+                          group='oslo_policy')
         policy.get_enforcer(conf)
         self.server = cheroot_wsgi.Server(
             ('127.0.0.1', PORT), api_service.make_application(conf),
@@ -190,6 +201,8 @@ class APIServer(fixture.GabbiFixture):
             self.tempdir.cleanUp()
         if getattr(self, 'policy_dir', None) is not None:
             self.policy_dir.cleanUp()
+        if getattr(self, 'conf', None) is not None:
+            self.conf.clear_override('public_endpoint', group='api')
         policy.reset()
         loader.reset()
 
@@ -319,5 +332,11 @@ def fixtures_for(driver):
                                  LocalOwners=type(
                                      'LocalOwners', (LocalOwners,),
                                      {'DRIVER': driver}),
+                                 SecureRBAC=type('SecureRBAC', (server,), {
+                                     'NEW_POLICY_DEFAULTS': True}),
+                                 PublicEndpoint=type(
+                                     'PublicEndpoint', (server,), {
+                                         'PUBLIC_ENDPOINT':
+                                             'https://backup.example.com/bs'}),
                                  LargeValues=LargeValues,
                                  RetentionHistory=RetentionHistory)

@@ -123,7 +123,9 @@ class TestApplication(base.TestCase):
             [sys.executable, '-c', _SERVE], input=json.dumps(requests),
             capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(0, result.returncode, result.stderr[-3000:])
-        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        # Log lines (noauth's warning) go to standard output too.
+        lines = [json.loads(line) for line in result.stdout.splitlines()
+                 if line.startswith('{')]
         return lines[0]['connection'], lines[1:]
 
     def test_reads_the_files_the_variable_names(self):
