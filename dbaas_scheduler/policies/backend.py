@@ -19,8 +19,6 @@ admin-only by default; ``trove`` acts in the user's own project, through
 the user's own trust, so whoever may create a policy may use it.
 """
 
-from oslo_policy import policy
-
 from dbaas_scheduler.policies import backup_policy
 from dbaas_scheduler.policies import base
 
@@ -29,10 +27,8 @@ PREFIX = 'dbaas_scheduler:backup_policy:backend:%s'
 # gives the policy's project.
 LOCAL_ANY_INSTANCE = PREFIX % 'local:any_instance'
 
-_OPERATIONS = [
-    {'method': 'POST', 'path': '/v1/backup-policies'},
-    {'method': 'PATCH', 'path': '/v1/backup-policies/{policy_id}'},
-]
+_OPERATIONS = [('POST', '/v1/backup-policies'),
+               ('PATCH', '/v1/backup-policies/{policy_id}')]
 
 
 def rule_name(backend):
@@ -41,10 +37,10 @@ def rule_name(backend):
 
 
 def _rule(backend, check_str, description):
-    return policy.DocumentedRuleDefault(
-        name=rule_name(backend), check_str=check_str,
-        description=description, operations=_OPERATIONS,
-        scope_types=['project'])
+    # The same under the new defaults: a policy is made in a project, and
+    # which backends the cloud offers at all is [api] enabled_backends.
+    return base.rule(rule_name(backend), check_str, check_str, description,
+                     _OPERATIONS, base.PROJECT)
 
 
 rules = [
@@ -56,12 +52,10 @@ rules = [
           'service host, of the databases the operator lists in '
           '[local_backend] instances. A project that owns a local instance '
           '(name:url:project in that option) still needs this rule.'),
-    policy.DocumentedRuleDefault(
-        name=LOCAL_ANY_INSTANCE, check_str=base.ADMIN,
-        description='Give a backup policy any local instance, not only '
-                    'those [local_backend] instance_projects gives its '
-                    'project.',
-        operations=_OPERATIONS, scope_types=['project']),
+    base.rule(LOCAL_ANY_INSTANCE, base.ADMIN, base.ADMIN,
+              'Give a backup policy any local instance, not only those '
+              '[local_backend] instance_projects gives its project.',
+              _OPERATIONS, base.PROJECT),
     _rule('fake', base.ADMIN,
           'Give a backup policy the fake backend (no backup at all: for '
           'tests and benchmarks of the service).'),

@@ -18,6 +18,8 @@ these rules are what only the RPC door offers: acting across projects.
 
 from oslo_policy import policy
 
+from dbaas_scheduler.policies import base
+
 SERVICE_OR_ADMIN = 'rule:service_or_admin'
 
 PREFIX = 'dbaas_scheduler:rpc:%s'
@@ -29,10 +31,10 @@ _TOPIC = 'RPC topic [engine] topic'
 
 
 def _rule(name, description, method):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=SERVICE_OR_ADMIN, description=description,
-        operations=[{'method': 'RPC', 'path': '%s: %s' % (_TOPIC, method)}],
-        scope_types=['project'])
+    # The same under the new defaults: a service calls with the
+    # project-scoped token of its service user.
+    return base.rule(name, SERVICE_OR_ADMIN, SERVICE_OR_ADMIN, description,
+                     [('RPC', '%s: %s' % (_TOPIC, method))], base.PROJECT)
 
 
 rules = [
