@@ -29,6 +29,7 @@ from oslo_service import service as oslo_service
 from sqlalchemy.engine import url as sa_url
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
@@ -91,12 +92,12 @@ def _main(argv):
     CONF.set_default('rpc_transport', 'none')
     CONF.set_default('auth_strategy', 'noauth')
     config.parse_args(CONF, argv)
-    if (not common.auth_strategy_is_set(CONF)
-            and common.keystone_configured(CONF)):
+    if (not auth_checks.auth_strategy_is_set(CONF)
+            and auth_checks.keystone_configured(CONF)):
         LOG.info('Authenticating with Keystone: auth_strategy is not set '
                  'and the configuration has [keystone_authtoken].')
         CONF.set_default('auth_strategy', 'keystone')
-    common.check_authentication(CONF)
+    auth_checks.check_authentication(CONF)
     worker_service.check_configuration(CONF)
     # One all-in-one process per state directory: a second one would
     # share its SQLite database and fight over its API port.

@@ -14,6 +14,7 @@
 from oslo_config import cfg
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler.db import api as db_api
@@ -31,7 +32,7 @@ def main(argv=None):
 
 def _main(argv):
     config.parse_args(CONF, argv)
-    common.check_authentication(CONF)
+    auth_checks.check_authentication(CONF)
     common.check_api_port(CONF)
     common.check_database(CONF, BINARY, schema=True)
     common.check_transport(CONF)

@@ -27,7 +27,6 @@ restarting a child that fails the same way forever.
 
 import errno
 import fcntl
-import ipaddress
 import itertools
 import os
 import re
@@ -454,70 +453,3 @@ def lock_state_directory(conf, program):
     stream.flush()
     _LOCK = stream
     return path
-
-
-AUTHTOKEN_GROUP = 'keystone_authtoken'
-
-
-def auth_strategy_is_set(conf):
-    """Whether ``auth_strategy`` was given (file, command line, override)."""
-    location = conf.get_location('auth_strategy')
-    return location is not None and location.location not in (
-        cfg.Locations.opt_default, cfg.Locations.set_default)
-
-
-def keystone_configured(conf):
-    """Whether the configuration files have a ``[keystone_authtoken]``."""
-    return AUTHTOKEN_GROUP in conf.list_all_sections()
-
-
-def all_in_one_auth_strategy(conf):
-    """What dbaas-scheduler-all authenticates with.
-
-    ``auth_strategy`` when it is set; otherwise Keystone when the
-    configuration is written for a cloud (it has ``[keystone_authtoken]``),
-    and noauth for the embedded default on one machine.
-    """
-    if auth_strategy_is_set(conf):
-        return conf.auth_strategy
-    return 'keystone' if keystone_configured(conf) else 'noauth'
-
-
-def is_loopback(host):
-    """Whether ``host`` (an address or a name) reaches this machine only."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    addresses = {info[4][0].split('%')[0] for info in found}
-    return bool(addresses) and all(
-        ipaddress.ip_address(address).is_loopback for address in addresses)
-
-
-def unauthenticated_public_access(conf, auth_strategy=None):
-    """A sentence if the API serves without authentication off loopback."""
-    if (auth_strategy or conf.auth_strategy) != 'noauth' \
-            or is_loopback(conf.api.bind_host):
-        return None
-    return ('the REST API would serve without authentication '
-            '(auth_strategy = noauth) on [api] bind_host %s, which is not a '
-            'loopback address: anyone who reaches it could act as any user '
-            'of any project' % conf.api.bind_host)
-
-
-def check_authentication(conf):
-    """Refuse noauth on a public address, unless explicitly allowed."""
-    problem = unauthenticated_public_access(conf)
-    if problem is None:
-        return
-    if not conf.api.allow_unauthenticated_public_access:
-        raise StartupRefused(reason=(
-            '%s. Configure Keystone (auth_strategy = keystone and '
-            '[keystone_authtoken]), bind to 127.0.0.1, or set [api] '
-            'allow_unauthenticated_public_access = true' % problem))
-    LOG.warning('%s ([api] allow_unauthenticated_public_access is set).',
-                problem[0].upper() + problem[1:])

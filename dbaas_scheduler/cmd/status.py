@@ -17,6 +17,7 @@ from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
+from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
 from dbaas_scheduler import context as dbaas_context
@@ -139,8 +140,8 @@ class Checks(upgradecheck.UpgradeCommands):
         # auth_strategy = noauth, or unset without [keystone_authtoken]:
         # what dbaas-scheduler-all then serves with.
         problem = None
-        if common.all_in_one_auth_strategy(CONF) == 'noauth':
-            problem = common.unauthenticated_public_access(CONF, 'noauth')
+        if auth_checks.all_in_one_auth_strategy(CONF) == 'noauth':
+            problem = auth_checks.unauthenticated_public_access(CONF, 'noauth')
         if problem is None:
             return upgradecheck.Result(upgradecheck.Code.SUCCESS)
         problem = problem[0].upper() + problem[1:]

@@ -15,6 +15,7 @@ import amqp.exceptions
 import fixtures
 from oslo_messaging import conffixture
 
+from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler.tests import base
 
@@ -101,32 +102,34 @@ class TestAuthentication(base.TestCase):
 
     def test_loopback_addresses_and_names(self):
         for host in ('127.0.0.1', '127.1.2.3', '::1', 'localhost'):
-            self.assertTrue(common.is_loopback(host), host)
+            self.assertTrue(auth_checks.is_loopback(host), host)
         for host in ('0.0.0.0', '::', '192.0.2.1', '10.0.0.1',
                      'no-such-host.invalid'):
-            self.assertFalse(common.is_loopback(host), host)
+            self.assertFalse(auth_checks.is_loopback(host), host)
 
     def test_the_all_in_one_strategy(self):
-        self.assertEqual('noauth', common.all_in_one_auth_strategy(self.conf))
+        self.assertEqual('noauth',
+                         auth_checks.all_in_one_auth_strategy(self.conf))
         self.flags(auth_strategy='keystone')
         self.assertEqual('keystone',
-                         common.all_in_one_auth_strategy(self.conf))
+                         auth_checks.all_in_one_auth_strategy(self.conf))
         self.flags(auth_strategy='noauth')
-        self.assertEqual('noauth', common.all_in_one_auth_strategy(self.conf))
+        self.assertEqual('noauth',
+                         auth_checks.all_in_one_auth_strategy(self.conf))
 
     def test_noauth_off_loopback_is_refused_unless_allowed(self):
         self.flags(auth_strategy='noauth')
         self.flags(group='api', bind_host='0.0.0.0')
         error = self.assertRaises(common.StartupRefused,
-                                  common.check_authentication, self.conf)
+                                  auth_checks.check_authentication, self.conf)
         self.assertIn('allow_unauthenticated_public_access = true',
                       str(error))
         self.flags(group='api', allow_unauthenticated_public_access=True)
-        common.check_authentication(self.conf)
+        auth_checks.check_authentication(self.conf)
 
     def test_keystone_and_loopback_are_fine(self):
         self.flags(group='api', bind_host='0.0.0.0')
-        common.check_authentication(self.conf)
+        auth_checks.check_authentication(self.conf)
         self.flags(auth_strategy='noauth')
         self.flags(group='api', bind_host='127.0.0.1')
-        common.check_authentication(self.conf)
+        auth_checks.check_authentication(self.conf)
