@@ -71,7 +71,8 @@ class _DatabaseErrors(db_fixtures.DatabaseMixin):
 
     def test_a_duplicate_is_409(self):
         policy = db_api.create_policy(self.context, _values())
-        status, body = self._answer(id=policy.id)
+        # Another name: a name in use is refused before the insert.
+        status, body = self._answer(id=policy.id, name='another-name')
         self.assertEqual(409, status, body)
         self.assertEqual('dbaas_scheduler.conflict',
                          body['errors'][0]['code'])

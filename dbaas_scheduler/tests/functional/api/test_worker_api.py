@@ -21,6 +21,7 @@ from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.objects import execution as execution_obj
 from dbaas_scheduler import policy as api_policy
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
@@ -47,6 +48,7 @@ class TestWorkerAPI(db_fixtures.DatabaseMixin, base.TestCase):
         api_policy.reset()
         self.addCleanup(api_policy.reset)
         api_policy.get_enforcer(self.conf)
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
 
     def call(self, app, method, path, body=None):
         request = webob.Request.blank(
