@@ -44,9 +44,10 @@ class _Purge(db_fixtures.DatabaseMixin):
         self.context = context.get_admin_context()
 
     def policy(self, **values):
+        instance_id = uuidutils.generate_uuid()
         values = dict({
-            'name': 'p', 'project_id': 'project-a',
-            'instance_id': uuidutils.generate_uuid(),
+            'name': 'p-%s' % instance_id, 'project_id': 'project-a',
+            'instance_id': instance_id,
             'schedule_type': 'cron', 'schedule': '0 * * * *',
             'next_execution_time': NOW + DAY}, **values)
         return db_api.create_policy(self.context, values)

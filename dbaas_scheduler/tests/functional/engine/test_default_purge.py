@@ -35,9 +35,10 @@ class _DefaultPurge(db_fixtures.DatabaseMixin):
         self.context = context.get_admin_context()
 
     def policy(self):
+        instance_id = uuidutils.generate_uuid()
         return db_api.create_policy(self.context, {
-            'name': 'p', 'project_id': 'project-a',
-            'instance_id': uuidutils.generate_uuid(),
+            'name': 'p-%s' % instance_id, 'project_id': 'project-a',
+            'instance_id': instance_id,
             'schedule_type': 'cron', 'schedule': '0 * * * *',
             'next_execution_time': NOW + DAY})
 

@@ -39,7 +39,8 @@ def add_policies(engine, count, **values):
     now = timeutils.utcnow(True)
     rows = []
     for number in range(count):
-        row = dict(id=uuidutils.generate_uuid(), name='policy-%d' % number,
+        policy_id = uuidutils.generate_uuid()
+        row = dict(id=policy_id, name='policy-%s' % policy_id,
                    project_id='project', instance_id='instance-%d' % number,
                    backend='trove', schedule_type='cron',
                    schedule='0 3 * * *', timezone='UTC', enabled=True,

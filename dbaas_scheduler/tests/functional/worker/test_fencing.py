@@ -38,6 +38,7 @@ from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import stats
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 from dbaas_scheduler.tests.functional.worker import test_worker
 from dbaas_scheduler.worker import lifecycle
@@ -59,7 +60,7 @@ class _FencingTests(test_worker.WorkerMixin):
                           'connection shared by every thread')
 
     def add_policy(self, instance_id=None, **values):
-        row = dict(name='nightly', project_id=PROJECT,
+        row = dict(name=db_fixtures.policy_name(self), project_id=PROJECT,
                    instance_id=instance_id or self.trove.add_instance(),
                    schedule_type='cron', schedule='30 2 * * *',
                    timezone='UTC', next_execution_time=timeutils.utcnow(True)

@@ -28,6 +28,7 @@ from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.worker import test_worker
 from dbaas_scheduler.worker import reconciler
 
@@ -45,7 +46,7 @@ class _TenantScopeTests(test_worker.WorkerMixin):
                                                 build_seconds=3600)
 
     def add_policy(self, project_id, backend, instance_id=None, **values):
-        row = dict(name='nightly', project_id=project_id,
+        row = dict(name=db_fixtures.policy_name(self), project_id=project_id,
                    instance_id=instance_id or self.instance, backend=backend,
                    schedule_type='cron', schedule='30 2 * * *',
                    timezone='UTC', next_execution_time=timeutils.utcnow(True)

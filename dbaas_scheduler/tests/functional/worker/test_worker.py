@@ -76,7 +76,7 @@ class _WorkerTests(WorkerMixin):
 
     def add_policy(self, instance_id=None, **values):
         instance_id = instance_id or self.trove.add_instance()
-        row = dict(name='nightly', project_id=PROJECT,
+        row = dict(name=db_fixtures.policy_name(self), project_id=PROJECT,
                    instance_id=instance_id, schedule_type='cron',
                    schedule='30 2 * * *', timezone='Europe/Berlin',
                    next_execution_time=timeutils.utcnow(True)

@@ -98,7 +98,7 @@ class WorkerProcessMixin(db_fixtures.DatabaseMixin):
         return process
 
     def add_policy(self, **values):
-        row = dict(name='nightly', project_id=PROJECT,
+        row = dict(name=db_fixtures.policy_name(self), project_id=PROJECT,
                    instance_id=self.trove.add_instance(),
                    schedule_type='cron', schedule='30 2 * * *',
                    timezone='UTC', next_execution_time=timeutils.utcnow(True)
