@@ -30,6 +30,7 @@ from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.engine import test_rpc_api
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
@@ -52,6 +53,8 @@ class _Attacks(db_fixtures.DatabaseMixin):
     def setUp(self):
         super().setUp()
         self.useFixture(messaging_fixtures.Messaging(self, self.conf))
+        # The policies here use the fake backend, as members.
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.serve()
         self.api = rpcapi.EngineAPI(self.conf, timeout=30)
         self.admin = dbaas_context.get_admin_context()
@@ -217,13 +220,16 @@ class TestRPCAttacksEngineProcess(_Attacks, base.TestCase):
     def serve(self):
         tempdir = self.useFixture(fixtures.TempDir()).path
         config = os.path.join(tempdir, 'engine.conf')
-        process_fixtures.write_config(config, {
-            'DEFAULT': {'transport_url': messaging_fixtures.transport_url()},
-            'database': {'connection': self.engine.url.render_as_string(
-                hide_password=False)},
-            'engine': {'topic': self.conf.engine.topic, 'scan_interval': 5},
-            'worker': {'topic': self.conf.worker.topic},
-        })
+        process_fixtures.write_config(config, dict(
+            backend_fixtures.config_sections(tempdir), **{
+                'DEFAULT': {
+                    'transport_url': messaging_fixtures.transport_url()},
+                'database': {'connection': self.engine.url.render_as_string(
+                    hide_password=False)},
+                'engine': {'topic': self.conf.engine.topic,
+                           'scan_interval': 5},
+                'worker': {'topic': self.conf.worker.topic},
+            }))
         log = os.path.join(tempdir, 'engine.log')
         self.useFixture(process_fixtures.ServiceProcess('engine', config,
                                                         log))
