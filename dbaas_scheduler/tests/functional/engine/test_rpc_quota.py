@@ -15,6 +15,7 @@ from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import exception
 from dbaas_scheduler import rpcapi
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.engine import test_rpc_api
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
@@ -31,6 +32,7 @@ class TestRPCQuotaPostgreSQL(db_fixtures.DatabaseMixin, base.TestCase):
         super().setUp()
         self.flags(group='quota', policies_per_project=2)
         self.useFixture(messaging_fixtures.Messaging(self, self.conf))
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         test_rpc_api.serve_engine_rpc(self)
         self.api = rpcapi.EngineAPI(self.conf, timeout=30)
         self.context = dbaas_context.RequestContext(
