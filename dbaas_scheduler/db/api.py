@@ -249,7 +249,9 @@ def _flush_named(context, name):
     # The unique index decides a race between two requests for one name.
     try:
         context.session.flush()
-    except db_exc.DBDuplicateEntry:
+    except db_exc.DBDuplicateEntry as exc:
+        if 'name' not in (exc.columns or ()):
+            raise
         raise exception.PolicyNameExists(name=name,
                                          policy_id='made at the same time')
 

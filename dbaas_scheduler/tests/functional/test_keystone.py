@@ -39,8 +39,10 @@ from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import policy as api_policy
+from dbaas_scheduler import rpcapi
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.testing import ports
+from dbaas_scheduler.tests import backend_fixtures
 from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import keystone_fixture
@@ -99,7 +101,9 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
 
     def serve_api(self):
         server = cheroot_wsgi.Server(
-            ('127.0.0.1', 0), deploy.deploy(self.conf), numthreads=2,
+            ('127.0.0.1', 0),
+            deploy.deploy(self.conf, worker_api=rpcapi.WorkerAPI(self.conf)),
+            numthreads=2,
             server_name='dbaas-scheduler-api')
         # stop() waits for one turn of the serving loop (0.5 s by default).
         server.expiration_interval = 0.05
@@ -360,6 +364,7 @@ class TestTrusts(_KeystoneTestCase):
     def test_a_planted_trust_is_never_deleted(self):
         # Issue 23: deleting a policy whose trust_id was planted made the
         # service user (an admin) delete an unrelated trust.
+        self.useFixture(backend_fixtures.OpenBackends(self.conf))
         planted = self.planted_trust()
         created = backup_policy_obj.create_policy(self.context, self.conf, {
             'project_id': self.keystone.project_a,

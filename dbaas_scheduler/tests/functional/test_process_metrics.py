@@ -82,7 +82,8 @@ class _ProcessMetrics(db_fixtures.DatabaseMixin):
             }))
 
     def create(self, **policy):
-        policy.setdefault('name', 'p')
+        self.created = getattr(self, 'created', 0) + 1
+        policy.setdefault('name', 'p-%d' % self.created)
         status, body = self.service.request('POST', '/v1/backup-policies',
                                             {'backup_policy': policy})
         self.assertEqual(201, status, body)

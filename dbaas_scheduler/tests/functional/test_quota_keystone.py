@@ -23,13 +23,11 @@ real create.
 
 import secrets
 
-import fixtures
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslo_limit import limit as oslo_limit
 
-from dbaas_scheduler.api.handlers import backup_policy as handlers
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.objects import quota
 from dbaas_scheduler.tests.functional import test_keystone
@@ -68,8 +66,6 @@ class TestUnifiedLimits(test_keystone._KeystoneTestCase):
         # Manual runs are cast to no worker: they stay DISPATCHED, which
         # is all the rate counts.
         self.flags(rpc_transport='none')
-        self.useFixture(fixtures.MockPatchObject(handlers, '_worker_api',
-                                                 None))
         self.configure_oslo_limit(endpoint_id)
 
     def configure_oslo_limit(self, endpoint_id):

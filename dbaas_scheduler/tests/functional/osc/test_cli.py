@@ -291,16 +291,18 @@ class TestNamesAndErrors(CLITestCase):
                          '--schedule', '@daily', '--name', name)['ID']
 
     def test_names_and_errors(self):
-        # A name two policies have: refused, with their IDs.
-        first, second = self.create('orders'), self.create('orders')
-        stderr = self.fails('database', 'backup', 'policy', 'show', 'orders')
-        self.assertIn("More than one backup policy is named 'orders': give "
-                      "the ID of the one you mean", stderr)
-        self.assertIn(first, stderr)
-        self.assertIn(second, stderr)
-        self.assertIn('More than one backup policy is named', self.fails(
-            'database', 'backup', 'policy', 'execution', 'list', '--policy',
-            'orders'))
+        # A name is unique in a project: a second "orders" is refused,
+        # with the ID of the first, and the name keeps naming one policy.
+        first = self.create('orders')
+        stderr = self.fails('database', 'backup', 'policy', 'create',
+                            '--instance', 'inst-2', '--backend', 'fake',
+                            '--schedule', '@daily', '--name', 'orders')
+        self.assertEqual('A backup policy named "orders" already exists in '
+                         'this project (%s): choose another name, or change '
+                         'or delete that policy.' % first, stderr.strip())
+        self.assertEqual(first, self.json(
+            'database', 'backup', 'policy', 'show', 'orders')['ID'])
+        second = self.create('orders-2', instance='inst-2')
         self.ok('database', 'backup', 'policy', 'pause', first)
         self.assertEqual([first], self.ok(
             'database', 'backup', 'policy', 'list', '--disabled', '-f',
