@@ -141,10 +141,11 @@ class _TenantScopeTests(test_worker.WorkerMixin):
 
     def queue(self, policy):
         now = timeutils.utcnow(True)
-        db_reconciliation.schedule(self.context, db_reconciliation.Schedule(
-            policy.instance_id, policy.id,
-            now - datetime.timedelta(seconds=1),
-            now + datetime.timedelta(hours=1)))
+        db_reconciliation.schedule(
+            self.context, db_reconciliation.InstanceToReconcile(
+                policy.instance_id, policy.id,
+                now - datetime.timedelta(seconds=1),
+                now + datetime.timedelta(hours=1)))
 
     def test_each_project_is_reconciled_through_its_own_policy(self):
         ours = self.add_policy(A, 'trove')
