@@ -29,6 +29,10 @@ from dbaas_scheduler.worker import service as worker_service
 
 class TestPollingByProject(db_fixtures.DatabaseMixin, base.TestCase):
 
+    # Not SQLite's in-memory database: one connection, which the poller's
+    # threads (one per project) cannot share.
+    DRIVER = 'postgresql'
+
     def setUp(self):
         super().setUp()
         self.clock = [time.time()]
