@@ -39,6 +39,7 @@ from dbaas_scheduler import keystone
 from dbaas_scheduler import notifications
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
 from dbaas_scheduler import policy as api_policy
+from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.testing import fake_trove
 from dbaas_scheduler.testing import ports
@@ -99,10 +100,22 @@ class _KeystoneTestCase(db_fixtures.DatabaseMixin, base.TestCase):
         self.flags(group='worker', retry_initial_delay=0.01,
                    retry_max_delay=0.05, max_attempts=3)
 
+    # Manual runs through the API are cast in this process, to no worker
+    # (they stay DISPATCHED); otherwise the API has no RPC client.
+    CAST_LOCALLY = False
+
+    def worker_api(self):
+        if not self.CAST_LOCALLY:
+            return None
+        self.flags(rpc_transport='none')
+        rpc.init(self.conf)
+        self.addCleanup(rpc.cleanup)
+        return rpcapi.WorkerAPI(self.conf)
+
     def serve_api(self):
         server = cheroot_wsgi.Server(
             ('127.0.0.1', 0),
-            deploy.deploy(self.conf, worker_api=rpcapi.WorkerAPI(self.conf)),
+            deploy.deploy(self.conf, worker_api=self.worker_api()),
             numthreads=2,
             server_name='dbaas-scheduler-api')
         # stop() waits for one turn of the serving loop (0.5 s by default).

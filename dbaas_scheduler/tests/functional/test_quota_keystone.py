@@ -37,6 +37,10 @@ POLICIES = quota.POLICIES
 
 class TestUnifiedLimits(test_keystone._KeystoneTestCase):
 
+    # Manual runs are cast to no worker: they stay DISPATCHED, which is
+    # all the rate counts.
+    CAST_LOCALLY = True
+
     def setUp(self):
         super().setUp()
         self.service_id = self.keystone.call('POST', '/services', json={
@@ -63,9 +67,6 @@ class TestUnifiedLimits(test_keystone._KeystoneTestCase):
         self.project_b_limit = self.set_project_limit(
             self.keystone.project_b, 3)
         self.flags(group='quota', manual_runs_per_policy_per_hour=1)
-        # Manual runs are cast to no worker: they stay DISPATCHED, which
-        # is all the rate counts.
-        self.flags(rpc_transport='none')
         self.configure_oslo_limit(endpoint_id)
 
     def configure_oslo_limit(self, endpoint_id):
