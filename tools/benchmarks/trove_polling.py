@@ -125,7 +125,7 @@ def run(args, trove, bench_db):
     ids = []
     for instance_id in instances:
         policy = db_api.create_policy(context, dict(
-            name='bench', project_id=trove.project_id,
+            name='bench-%s' % instance_id, project_id=trove.project_id,
             instance_id=instance_id, schedule_type='cron',
             schedule='30 2 * * *', timezone='UTC',
             next_execution_time=timeutils.utcnow(True)

@@ -66,7 +66,7 @@ class TestPollingOnTrove(db_fixtures.DatabaseMixin, base.TestCase):
         ids = []
         for instance_id in instances:
             policy = db_api.create_policy(self.context, dict(
-                name='p', project_id=self.trove.project_id,
+                name='p-%s' % instance_id, project_id=self.trove.project_id,
                 instance_id=instance_id, schedule_type='cron',
                 schedule='30 2 * * *', timezone='UTC',
                 next_execution_time=timeutils.utcnow(True)
