@@ -88,7 +88,7 @@ OPERATIONS = {
     ('POST', '/v1/backup-policies'): _op(
         'createBackupPolicy', 'Create a backup policy', 'backup-policies',
         201, 'BackupPolicy', request=('BackupPolicyCreate', True),
-        errors=(400, 401, 403, 413, 503), headers=('Location',),
+        errors=(400, 401, 403, 409, 413, 503), headers=('Location',),
         links=_policy_links(*_ACTIONS)),
     ('GET', _POLICY): _op(
         'showBackupPolicy', 'Show a backup policy', 'backup-policies', 200,
@@ -148,8 +148,10 @@ STATUS_TEXT = {
     403: 'A policy rule does not allow the request, or a quota is '
          'reached; the detail names the rule, or the limit and the usage.',
     404: 'No such resource, or one of another project.',
-    409: 'Another request changed or deleted the resource meanwhile; '
-         'read it again and retry.',
+    409: 'Another policy of the project has that name (code '
+         'dbaas_scheduler.policy_name_exists, with its ID), or another '
+         'request changed or deleted the resource meanwhile; read it again '
+         'and retry.',
     413: 'The body is larger than the API takes (1 MiB).',
     429: 'Over a rate limit; Retry-After holds the seconds to wait.',
     503: 'A service this one depends on is unavailable; try again later.',

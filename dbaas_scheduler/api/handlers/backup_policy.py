@@ -87,8 +87,9 @@ def create_policy(req):
 
     201 with the policy and its URL in ``Location``; 400 for an invalid
     body, schedule or instance, or a backend that is not configured; 401;
-    403 when a rule refuses it; 413 for a body over 1 MiB; 503 when
-    Keystone cannot make the policy's trust.
+    403 when a rule refuses it; 409 when another policy of the project
+    has its name; 413 for a body over 1 MiB; 503 when Keystone cannot make
+    the policy's trust.
     """
     context, conf = util.context_of(req), util.conf_of(req)
     body = util.extract_json(req, schema.CREATE)['backup_policy']
