@@ -44,6 +44,7 @@ import testtools
 from testtools import content
 
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import models
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests.functional.api import fixtures
 
@@ -170,11 +171,17 @@ class ContractMixin:
                          'output is attached' % (name, self.DRIVER))
         return report
 
+    def _forget_policies(self):
+        # Names are unique in a project: the policies the first phase made
+        # (all in one project, many with the example's name) would answer
+        # the stateful phase's creates 409, and leave no policy to follow.
+        with db_api.get_engine().begin() as connection:
+            connection.execute(models.BackupPolicy.__table__.delete())
+
     def test_the_api_keeps_its_document(self):
-        reports = [
-            self._schemathesis('fuzzing', 'examples,coverage,fuzzing'),
-            self._schemathesis('stateful', 'stateful'),
-        ]
+        reports = [self._schemathesis('fuzzing', 'examples,coverage,fuzzing')]
+        self._forget_policies()
+        reports.append(self._schemathesis('stateful', 'stateful'))
         summary = dict(summarize(reports), backend=self.DRIVER,
                        dialect=self.dialect)
         with open(os.path.join(REPORT_DIR, '%s.json' % self.DRIVER),
