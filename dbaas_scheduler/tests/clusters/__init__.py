@@ -14,6 +14,7 @@
 import unittest
 
 from tools.clusters import galera
+from tools.clusters import rabbitmq
 
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 
@@ -23,6 +24,16 @@ def require_galera():
     try:
         galera._provider()
     except galera.ClusterError as exc:
+        if db_fixtures.backends_required():
+            raise
+        raise unittest.SkipTest(str(exc))
+
+
+def require_rabbitmq():
+    """Skip without RabbitMQ, or fail when the backends are required."""
+    try:
+        rabbitmq._program('rabbitmq-server')
+    except rabbitmq.ClusterError as exc:
         if db_fixtures.backends_required():
             raise
         raise unittest.SkipTest(str(exc))

@@ -22,7 +22,6 @@ oslo.messaging's TLS options -- and fail, in one line, without the CA.
 import datetime
 import ipaddress
 import os
-import unittest
 
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives import hashes
@@ -39,7 +38,7 @@ from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests import clusters
 
 
 def _name(common_name):
@@ -107,12 +106,7 @@ class TestBrokerTLS(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        try:
-            rabbitmq._program('rabbitmq-server')
-        except rabbitmq.ClusterError as exc:
-            if db_fixtures.backends_required():
-                raise
-            raise unittest.SkipTest(str(exc))
+        clusters.require_rabbitmq()
         directory = self.useFixture(fixtures.TempDir()).path
         self.ca, certificate, key = make_private_ca(directory)
         base_port = ports.free_base_port(29, 28000, 30000)

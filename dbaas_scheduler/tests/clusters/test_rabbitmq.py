@@ -27,7 +27,6 @@ import json
 import os
 import threading
 import time
-import unittest
 
 import fixtures
 from oslo_messaging import conffixture
@@ -40,7 +39,7 @@ from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
 from dbaas_scheduler.testing import ports
 from dbaas_scheduler.tests import base
-from dbaas_scheduler.tests.functional.fixtures import db_fixtures
+from dbaas_scheduler.tests import clusters
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 
 POOL_SIZE = 4
@@ -89,12 +88,7 @@ class TestRabbitMQCluster(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        try:
-            rabbitmq._program('rabbitmq-server')
-        except rabbitmq.ClusterError as exc:
-            if db_fixtures.backends_required():
-                raise
-            raise unittest.SkipTest(str(exc))
+        clusters.require_rabbitmq()
         directory = self.useFixture(fixtures.TempDir()).path
         self.cluster = rabbitmq.Cluster(
             directory + '/rabbitmq',
