@@ -35,6 +35,23 @@ class Invalid(DbaasSchedulerException):
     msg_fmt = 'Invalid input: %(reason)s'
 
 
+class InvalidMicroversion(Invalid):
+    """The OpenStack-API-Version header is not one this API can read."""
+
+    msg_fmt = ('Invalid OpenStack-API-Version header %(header)s: %(reason)s '
+               'Send "OpenStack-API-Version: backup-scheduler X.Y" with a '
+               'version from %(min)s to %(max)s, or "latest".')
+
+
+class MicroversionNotAcceptable(DbaasSchedulerException):
+    """A well-formed API version this server does not serve."""
+
+    msg_fmt = ('Version %(version)s of the backup-scheduler API is not '
+               'served here: this server serves %(min)s to %(max)s (see the '
+               'version document at /). Ask for one of those, or leave out '
+               'the OpenStack-API-Version header for %(min)s.')
+
+
 class RequestTooLarge(Invalid):
     msg_fmt = ('The request body has %(size)s bytes; at most %(limit)d are '
                'taken.')
@@ -88,8 +105,21 @@ class ExecutionNotFound(NotFound):
     msg_fmt = 'Execution %(execution_id)s could not be found.'
 
 
+class RestoreNotFound(NotFound):
+    msg_fmt = 'Restore %(restore_id)s could not be found.'
+
+
+class TemplateNotFound(NotFound):
+    msg_fmt = 'Policy template %(template_id)s could not be found.'
+
+
 class Conflict(DbaasSchedulerException):
     msg_fmt = 'Conflict: %(reason)s'
+
+
+class TemplateNameExists(Conflict):
+    msg_fmt = ('A policy template named "%(name)s" already exists in this '
+               'project: choose another name, or delete that template.')
 
 
 class PolicyNameExists(Conflict):
@@ -101,6 +131,23 @@ class PolicyNameExists(Conflict):
 class ExecutionExists(Conflict):
     msg_fmt = ('Backup policy %(policy_id)s already has an execution for '
                'the slot %(scheduled_at)s.')
+
+
+class ExecutionHasNoBackup(Conflict):
+    msg_fmt = ('Execution %(execution_id)s has no backup to hold: it is '
+               '%(status)s.')
+
+
+class BackupDeleted(Conflict):
+    msg_fmt = ('Backup %(backup_id)s of execution %(execution_id)s cannot '
+               'be held: it is %(state)s.')
+
+
+class BackupChainDeleting(Conflict):
+    msg_fmt = ('Backup %(backup_id)s of execution %(execution_id)s cannot '
+               'be held right now: backup %(deleting)s of the same '
+               'instance, which it may be built on, is being deleted. Try '
+               'again in a moment.')
 
 
 class ServiceUnavailable(DbaasSchedulerException):

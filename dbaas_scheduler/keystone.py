@@ -104,10 +104,14 @@ def trust_auth(conf, trust_id):
         conf, GROUP, trust_id=trust_id, **overrides)
 
 
-def _user_session(conf, context):
-    auth = v3.Token(auth_url=conf[GROUP].auth_url, token=context.auth_token,
+def user_auth(conf, context):
+    """An auth plugin of the request's own token, in its project."""
+    return v3.Token(auth_url=conf[GROUP].auth_url, token=context.auth_token,
                     project_id=context.project_id)
-    return ks_session.Session(auth=auth,
+
+
+def _user_session(conf, context):
+    return ks_session.Session(auth=user_auth(conf, context),
                               verify=service_session(conf).verify)
 
 

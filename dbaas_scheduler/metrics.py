@@ -46,7 +46,11 @@ from prometheus_client import exposition
 from prometheus_client import registry as prom_registry
 
 from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler import coverage
+from dbaas_scheduler.db import capacity as db_capacity
+from dbaas_scheduler.db import coverage as db_coverage
 from dbaas_scheduler.db import metrics as db_metrics
+from dbaas_scheduler.db import verifications as db_verifications
 from dbaas_scheduler import enums
 
 LOG = logging.getLogger(__name__)
@@ -124,9 +128,7 @@ class ClusterCollector(prom_registry.Collector):
                     sorted(self.conf.metrics.lateness_buckets),
                     self.conf.service_down_time, reach,
                     longest_streak=max(self.conf.metrics.failure_streaks,
-                                       default=0),
-                    lookback=datetime.timedelta(
-                        days=self.conf.metrics.failure_lookback_days))
+                                       default=0))
             except Exception:
                 LOG.exception('Metrics: reading the database failed')
                 snapshot = None
@@ -153,6 +155,207 @@ class ClusterCollector(prom_registry.Collector):
         yield duration
         if snapshot is not None:
             yield from self._families(snapshot, now)
+            yield from self._protection(snapshot, now)
+            yield from self._coverage(now)
+            yield from self._verification(now)
+            yield from self._capacity(now)
+
+    def _verification(self, now):
+        """The age of the newest verified backup, at worst over policies.
+
+        One series: bounded, whatever the number of policies.
+        """
+        try:
+            age = db_verifications.oldest_newest_verified_age(
+                dbaas_context.get_admin_context(), now)
+        except Exception:
+            LOG.exception('Metrics: reading the verifications failed')
+            return
+        family = core.GaugeMetricFamily(
+            PREFIX + 'verified_backup_oldest_age_seconds',
+            'Seconds since the newest backup whose verification passed, '
+            'for the policy where that is longest ago, among the policies '
+            'with verification on (a policy never verified counts from '
+            'its creation; 0 when no policy has verification on).')
+        family.add_metric([], age or 0.0)
+        yield family
+
+    def _capacity(self, now):
+        """Executions waiting for capacity, and projects backing off.
+
+        Fair capacity (``db/capacity.py``) queues the executions of a
+        project at its limit, of a full region, or of a project the
+        backend asked to slow down.  Totals by reason and the longest
+        wait over every project; per project (label ``project_id``) only
+        for the ``[metrics] capacity_projects`` that waited longest, and
+        the backoffs that end last: bounded labels, whatever the number
+        of projects.  Two statements, each on an index.
+        """
+        top = self.conf.metrics.capacity_projects
+        context = dbaas_context.get_admin_context()
+        try:
+            queued = db_capacity.queued_for_capacity(context)
+            backed_off, latest, backoffs = db_capacity.backoffs_now(
+                context, now, top)
+        except Exception:
+            LOG.exception('Metrics: reading the capacity queue failed')
+            return
+        reasons = [name for name, _ in db_capacity.QUEUED_REASONS]
+        executions = core.GaugeMetricFamily(
+            PREFIX + 'capacity_queued_executions',
+            'Executions waiting for capacity, by reason: project_limit '
+            '([worker] max_running_per_project), region_limit ([worker] '
+            'max_running), backoff (the backend asked the project to slow '
+            'down: [worker] project_backoff).', labels=['reason'])
+        for reason in reasons:
+            executions.add_metric([reason], sum(
+                project.counts[reason] for project in queued))
+        yield executions
+        projects = core.GaugeMetricFamily(
+            PREFIX + 'capacity_queued_projects',
+            'Projects with executions waiting for capacity.')
+        projects.add_metric([], len(queued))
+        yield projects
+        oldest = core.GaugeMetricFamily(
+            PREFIX + 'capacity_queued_oldest_seconds',
+            'Seconds since the slot of the execution that has waited '
+            'longest for capacity, over every project (0 when none '
+            'waits): a project starved by the limits.')
+        oldest.add_metric([], max([0.0] + [
+            _seconds(now - project.oldest) for project in queued]))
+        yield oldest
+
+        longest = sorted(queued, key=lambda project: (
+            project.oldest, -sum(project.counts.values()),
+            project.project_id))[:top]
+        per_project = core.GaugeMetricFamily(
+            PREFIX + 'capacity_project_queued_executions',
+            'Executions waiting for capacity, by project and reason, for '
+            'the [metrics] capacity_projects projects that have waited '
+            'longest.', labels=['project_id', 'reason'])
+        per_project_oldest = core.GaugeMetricFamily(
+            PREFIX + 'capacity_project_queued_oldest_seconds',
+            'Seconds since the slot of the project\'s execution that has '
+            'waited longest for capacity, for the [metrics] '
+            'capacity_projects projects that have waited longest.',
+            labels=['project_id'])
+        for project in longest:
+            for reason in reasons:
+                per_project.add_metric([project.project_id, reason],
+                                       project.counts[reason])
+            per_project_oldest.add_metric(
+                [project.project_id],
+                max(0.0, _seconds(now - project.oldest)))
+        yield per_project
+        yield per_project_oldest
+
+        backing_off = core.GaugeMetricFamily(
+            PREFIX + 'capacity_backoff_projects',
+            'Projects the backend asked to slow down (Trove\'s 413: rate '
+            'limit or backup quota) whose backoff has not ended: no new '
+            'backup of theirs starts before it ends.')
+        backing_off.add_metric([], backed_off)
+        yield backing_off
+        remaining = core.GaugeMetricFamily(
+            PREFIX + 'capacity_backoff_longest_remaining_seconds',
+            'Seconds until the backoff that ends last ends (0 when no '
+            'project backs off).')
+        remaining.add_metric([], max(0.0, _seconds(
+            latest - now if latest else None)))
+        yield remaining
+        ends = core.GaugeMetricFamily(
+            PREFIX + 'capacity_backoff_end_timestamp_seconds',
+            'When the backoff of a project ends (Unix time), for the '
+            '[metrics] capacity_projects projects whose backoff ends '
+            'last.', labels=['project_id'])
+        for project_id, until in backoffs:
+            ends.add_metric([project_id], until.timestamp())
+        yield ends
+
+    def _protection(self, snap, now):
+        """Policies by protection state, and the oldest success of each.
+
+        Aggregated per state: bounded labels, whatever the number of
+        policies or projects (per policy is what the API is for).
+        """
+        totals = {state: snap.protection.get(state, (0, None))
+                  for state in enums.Protection.ALL}
+        policies = core.GaugeMetricFamily(
+            PREFIX + 'policies_protection',
+            'Backup policies by protection state (ok, at_risk: the RPO '
+            'will be breached unless the next backup succeeds in time, '
+            'breached: the newest successful backup is older than the '
+            'RPO).', labels=['state'])
+        age = core.GaugeMetricFamily(
+            PREFIX + 'protection_oldest_success_age_seconds',
+            'Age of the oldest newest-successful-backup among the policies '
+            'of each protection state (0 when none has succeeded yet).',
+            labels=['state'])
+        for state, (count, oldest) in totals.items():
+            policies.add_metric([state], count)
+            age.add_metric([state], max(0.0, _seconds(
+                now - oldest if oldest else None)))
+        yield policies
+        yield age
+
+    def _coverage(self, now):
+        """Instances by coverage state, from the stored coverage reports.
+
+        Listing every project's instances from the backends on each
+        scrape would cost too much: each coverage report (GET
+        /v1/coverage) stores its project's counts, and those younger
+        than ``[coverage] counts_max_age`` are served.  Totals per state,
+        and per project for the [coverage] metrics_projects projects with
+        the most instances not protected: bounded labels.
+        """
+        max_age = datetime.timedelta(seconds=self.conf.coverage.counts_max_age)
+        try:
+            rows = db_coverage.stored_counts(
+                dbaas_context.get_admin_context(), now - max_age)
+        except Exception:
+            LOG.exception('Metrics: reading the coverage counts failed')
+            return
+        totals = coverage.count(())
+        by_project = {}
+        for project_id, state, number in rows:
+            if state in totals:
+                totals[state] += number
+                by_project.setdefault(project_id, {})[state] = number
+        instances = core.GaugeMetricFamily(
+            PREFIX + 'coverage_instances',
+            'Instances by coverage state (unprotected: no policy; paused; '
+            'stale; verification_failed; below_minimum; protected), over '
+            'the projects whose coverage report is younger than '
+            '[coverage] counts_max_age.', labels=['state'])
+        for state, number in totals.items():
+            instances.add_metric([state], number)
+        yield instances
+        reported = core.GaugeMetricFamily(
+            PREFIX + 'coverage_projects_reported',
+            'Projects whose coverage counts are younger than [coverage] '
+            'counts_max_age (the projects the coverage metrics cover).')
+        reported.add_metric([], len(by_project))
+        yield reported
+        worst = sorted(
+            by_project.items(),
+            key=lambda item: (-sum(number for state, number in
+                                   item[1].items()
+                                   if state != coverage.PROTECTED),
+                              item[0]))
+        per_project = core.GaugeMetricFamily(
+            PREFIX + 'coverage_project_instances',
+            'Instances not protected, by project and coverage state, for '
+            'the [coverage] metrics_projects projects with the most.',
+            labels=['project_id', 'state'])
+        for project_id, counts in worst[:self.conf.coverage.metrics_projects]:
+            if not any(number for state, number in counts.items()
+                       if state != coverage.PROTECTED):
+                break
+            for state in coverage.PRECEDENCE:
+                if state != coverage.PROTECTED:
+                    per_project.add_metric([project_id, state],
+                                           counts.get(state, 0))
+        yield per_project
 
     def _families(self, snap, now):
         window = self.conf.metrics.window
@@ -245,9 +448,10 @@ class ClusterCollector(prom_registry.Collector):
 
         failing = core.GaugeMetricFamily(
             PREFIX + 'policies_failing',
-            'Policies whose newest runs (SUCCEEDED or FAILED) have all '
-            'failed, at least as many in a row as the label consecutive '
-            '([metrics] failure_streaks).', labels=['consecutive'])
+            'Policies whose latest outcomes have all failed, at least as '
+            'many in a row as the label consecutive ([metrics] '
+            'failure_streaks): their consecutive_failures.',
+            labels=['consecutive'])
         for length in sorted(set(self.conf.metrics.failure_streaks)):
             failing.add_metric([str(length)], sum(
                 count for streak, count in snap.failure_streaks.items()

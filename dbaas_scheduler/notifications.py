@@ -105,37 +105,79 @@ class BackupPolicyPayload(Payload):
     """A policy as every interface shows it (never its trust)."""
 
     NAME = 'BackupPolicyPayload'
-    VERSION = '1.0'
+    # 1.1: rpo, effective_rpo, pause_after_failures, consecutive_failures,
+    # last_success_at, protected_until, protection, protection_changed_at,
+    # min_keep, start_window, completion_window, exclusions.
+    # 1.2: verify_every, verify_check.
+    # 1.3: verify_schedule, verify_next_at.
+    VERSION = '1.3'
     FIELDS = (
         'id', 'name', 'description', 'project_id', 'user_id',
         'instance_id', 'backend', 'backup_params', 'schedule_type',
         'schedule', 'timezone', 'start_at', 'end_at', 'remaining_runs',
         'enabled', 'paused_reason', 'overlap_policy', 'catchup_window',
         'keep_last', 'keep_daily', 'keep_weekly', 'keep_monthly',
-        'max_age_days', 'next_execution_time', 'last_execution_id',
-        'created_at', 'updated_at')
+        'max_age_days', 'min_keep', 'next_execution_time', 'last_execution_id',
+        'created_at', 'updated_at', 'rpo', 'effective_rpo',
+        'pause_after_failures', 'consecutive_failures', 'last_success_at',
+        'protected_until', 'protection', 'protection_changed_at',
+        'start_window', 'completion_window', 'exclusions', 'verify_every',
+        'verify_check', 'verify_schedule', 'verify_next_at')
+
+
+class BackupProtectionPayload(Payload):
+    """A policy's protection state changed: from what, to what, why."""
+
+    NAME = 'BackupProtectionPayload'
+    VERSION = '1.0'
+    FIELDS = (
+        'id', 'name', 'project_id', 'instance_id', 'protection',
+        'previous_protection', 'changed_at', 'last_success_at',
+        'protected_until', 'effective_rpo', 'consecutive_failures',
+        'next_execution_time')
 
 
 class BackupExecutionPayload(Payload):
     """An execution: one run of a policy, and its outcome so far."""
 
     NAME = 'BackupExecutionPayload'
-    VERSION = '1.0'
+    # 1.1: start_deadline, completion_deadline (issue 24).
+    VERSION = '1.1'
     FIELDS = (
         'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
         'trigger', 'status', 'status_reason', 'attempts', 'backup_id',
-        'started_at', 'finished_at', 'fault')
+        'started_at', 'finished_at', 'fault', 'start_deadline',
+        'completion_deadline')
+
+
+class BackupVerificationPayload(Payload):
+    """A scheduled verification of an execution's backup ended."""
+
+    NAME = 'BackupVerificationPayload'
+    VERSION = '1.0'
+    FIELDS = (
+        'id', 'execution_id', 'policy_id', 'project_id', 'instance_id',
+        'backend', 'backup_id', 'result', 'reason', 'verified_at',
+        'duration')
 
 
 # Every versioned event: its type -> (priority, payload schema).
 POLICY_ACTIONS = ('create', 'update', 'delete', 'pause', 'resume')
-EXECUTION_EVENTS = ('succeeded', 'failed', 'skipped')
+EXECUTION_EVENTS = ('succeeded', 'failed', 'skipped', 'expired')
+# backup_execution.verify.<result>: how a verification ended.
+VERIFY_RESULTS = ('passed', 'failed')
+# backup_policy.protection.<state>: the state a policy entered.
+PROTECTION_STATES = ('ok', 'at_risk', 'breached')
 EVENTS = dict(
     [('backup_policy.%s.end' % action, BackupPolicyPayload)
      for action in POLICY_ACTIONS]
     + [('backup_policy.run.end', BackupExecutionPayload)]
+    + [('backup_policy.protection.%s' % state, BackupProtectionPayload)
+       for state in PROTECTION_STATES]
     + [('backup_execution.%s' % event, BackupExecutionPayload)
-       for event in EXECUTION_EVENTS])
+       for event in EXECUTION_EVENTS]
+    + [('backup_execution.verify.%s' % result, BackupVerificationPayload)
+       for result in VERIFY_RESULTS])
 
 # The unversioned (legacy) events, with the bare fields as payload.
 LEGACY_EVENTS = tuple('dbaas_scheduler.execution.%s' % event
@@ -149,13 +191,13 @@ def _format(conf):
         return BOTH
 
 
-def _send(conf, context, event_type, payload, what):
+def _send(conf, context, event_type, payload, what, priority='info'):
     try:
         notifier = _notifier(conf)
         if not notifier.is_enabled():
             return
         # oslo.messaging sends a redacted copy of the context: no token.
-        notifier.info(context, event_type, payload)
+        getattr(notifier, priority)(context, event_type, payload)
     except Exception:
         LOG.exception('Could not send the %s notification of %s',
                       event_type, what)
@@ -199,9 +241,53 @@ def notify_run(conf, context, execution):
     notify(conf, context, 'backup_policy.run.end', payload)
 
 
+def notify_protection(conf, context, transition):
+    """Send ``backup_policy.protection.<state>``; never raises.
+
+    ``transition`` has the fields of :class:`BackupProtectionPayload`
+    (``db_protection.Transition``).  A transition to no state (the
+    policy's RPO was removed) is not announced.
+    """
+    state = getattr(transition, 'protection', None)
+    if state not in PROTECTION_STATES or _format(conf) == UNVERSIONED:
+        return
+    try:
+        payload = BackupProtectionPayload(transition)
+    except Exception:
+        LOG.exception('Could not describe the protection of policy %s',
+                      getattr(transition, 'id', None))
+        return
+    # A warning and a breach have the WARN priority, a recovery INFO.
+    _send(conf, context, 'backup_policy.protection.%s' % state,
+          payload.as_primitive(), transition.id,
+          priority='info' if state == 'ok' else 'warn')
+
+
+def notify_verification(conf, context, restore, result, reason,
+                        verified_at, duration):
+    """Send ``backup_execution.verify.<result>``; never raises.
+
+    A failed verification has the WARN priority.
+    """
+    if _format(conf) == UNVERSIONED:
+        return
+    try:
+        payload = BackupVerificationPayload(
+            restore, result=result, reason=reason, verified_at=verified_at,
+            duration=duration)
+    except Exception:
+        LOG.exception('Could not describe verification %s',
+                      getattr(restore, 'id', None))
+        return
+    _send(conf, context, 'backup_execution.verify.%s' % result,
+          payload.as_primitive(), restore.id,
+          priority='info' if result == 'passed' else 'warn')
+
+
 def execution_payload(execution, **changes):
     """The fields of an execution, with ``changes``, JSON-ready."""
-    payload = {name: getattr(execution, name)
+    payload = {name: changes[name] if name in changes
+               else getattr(execution, name)
                for name in BackupExecutionPayload.FIELDS}
     payload.update(changes)
     return {key: _primitive(value) for key, value in payload.items()}
@@ -225,3 +311,27 @@ def notify_execution(conf, context, event, payload):
         _send(conf, context, 'backup_execution.%s' % event,
               BackupExecutionPayload.from_dict(payload).as_primitive(),
               what)
+
+
+def announce_outcome(conf, context, policy_id, outcome, read_policy):
+    """What recording an outcome changed on the policy: a pause, a state.
+
+    ``outcome`` is the ``db_protection.Outcome`` its transaction
+    returned (it committed): each is announced once, by its recorder.
+    ``read_policy(context, policy_id)`` reads the policy a pause names.
+    """
+    if outcome.paused_reason:
+        LOG.warning('Policy %s paused: %s', policy_id, outcome.paused_reason)
+        try:
+            policy = read_policy(context, policy_id)
+        except Exception:
+            LOG.exception('Policy %s: could not read it to announce its '
+                          'pause', policy_id)
+        else:
+            notify_policy(conf, context, 'pause', policy)
+    if outcome.transition is not None:
+        transition = outcome.transition
+        LOG.info('Policy %s: protection %s -> %s (protected until %s)',
+                 transition.id, transition.previous_protection,
+                 transition.protection, transition.protected_until)
+        notify_protection(conf, context, transition)

@@ -21,12 +21,25 @@ with :func:`register_local_endpoint` and casts run in a local thread pool.
 import threading
 
 import futurist
+from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from dbaas_scheduler import context as dbaas_context
 
 LOG = logging.getLogger(__name__)
+
+# Seconds an unused fanout or reply queue lives on RabbitMQ (x-expires),
+# unless [oslo_messaging_rabbit] rabbit_transient_queues_ttl is set.  Each
+# RPC server declares a fanout queue of its own (and each RPC client a
+# reply queue) under a random name; a process killed without closing its
+# connection leaves them behind until they expire (oslo.messaging's 1800 s:
+# about thirty per chaos run).  No program of ours sends a fanout cast, so
+# only reply queues matter: 120 s is twice rpc_response_timeout's default
+# (a reply is never deleted before its call gave up) and longer than a
+# reconnection takes (rabbit_interval_max, 30 s), after which a live
+# process declares its queues again anyway.
+TRANSIENT_QUEUE_TTL = 120
 
 _TRANSPORT = None
 _LOCAL_ENDPOINTS = {}
@@ -73,6 +86,18 @@ def init(conf):
             # Our own clients get our exceptions back as themselves.
             _TRANSPORT = messaging.get_rpc_transport(
                 conf, allowed_remote_exmods=['dbaas_scheduler.exception'])
+            _set_transient_queue_ttl(conf)
+
+
+def _set_transient_queue_ttl(conf):
+    # The driver's options exist once the transport is loaded; connections
+    # (opened later, on first use) read them.  A default: the operator's
+    # value in the configuration file wins.
+    try:
+        conf.set_default('rabbit_transient_queues_ttl', TRANSIENT_QUEUE_TTL,
+                         group='oslo_messaging_rabbit')
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        LOG.debug('Not a RabbitMQ transport: no queue expiry set')
 
 
 def cleanup():

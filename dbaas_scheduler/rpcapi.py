@@ -181,9 +181,10 @@ class WorkerAPI:
     * 1.0 - Initial version: ``backup_database_instance(execution_id)``.
     * 1.1 - Added ``backup_database_instances(execution_ids)``, several
       executions in one message for bursts.
+    * 1.2 - Added ``restore_backup(restore_id)``.
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self, conf):
         self.topic = conf.worker.topic
@@ -226,3 +227,20 @@ class WorkerAPI:
         cctxt = self.client.prepare(version='1.1', retry=CAST_RETRY)
         cctxt.cast(context, 'backup_database_instances',
                    execution_ids=list(execution_ids))
+
+    def restore_backup(self, context, restore_id):
+        """Ask a worker to run one restore (1.2).
+
+        A cast: no response, no exception from the worker.  Raises
+        ``oslo_messaging.MessagingException`` when the message could not
+        be sent, and ``exception.ServiceUnavailable`` when
+        ``[upgrade_levels] worker`` pins the workers to a version without
+        restores.
+        """
+        if not self.client.can_send_version('1.2'):
+            raise exception.ServiceUnavailable(
+                reason='the workers are pinned to an RPC version without '
+                       'restores ([upgrade_levels] worker); finish the '
+                       'upgrade first')
+        cctxt = self.client.prepare(version='1.2', retry=CAST_RETRY)
+        cctxt.cast(context, 'restore_backup', restore_id=restore_id)

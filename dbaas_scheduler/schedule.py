@@ -421,6 +421,19 @@ def _never_fires_reason(schedule, now):
             'fields.')
 
 
+def next_verify_slot(expression, timezone, policy_id, after):
+    """The slot of a policy's ``verify_schedule`` after ``after``, or None.
+
+    None too when the expression no longer parses (it was checked when
+    it was set; a time zone database change could still break it).
+    """
+    try:
+        return parse_schedule(CRON, expression, timezone,
+                              hash_key=policy_id).next_time(after)
+    except exception.InvalidSchedule:
+        return None
+
+
 def next_time(schedule, after):
     """The first run of ``schedule`` strictly after ``after``, or None."""
     return schedule.next_time(after)

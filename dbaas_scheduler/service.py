@@ -260,6 +260,9 @@ class Service(oslo_service.Service):
     def after_stop(self):
         """Clean up once every loop has ended."""
 
+    def loop_failed(self, name, error):
+        """An iteration of loop ``name`` raised ``error``; it is retried."""
+
     def drain(self):
         """On a graceful stop, before the loops end: finish what runs.
 
@@ -392,6 +395,7 @@ class Service(oslo_service.Service):
             LOG.error('%s %s failed (attempt %d), retrying in %.1fs: %s: %s',
                       self.binary, name, state.attempt_number,
                       state.next_action.sleep, type(exc).__name__, exc)
+            self.loop_failed(name, exc)
 
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(Exception),

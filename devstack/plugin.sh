@@ -41,6 +41,26 @@ function install_dbaas_scheduler {
     pip_install -e "$DBAAS_SCHEDULER_DIR/client"
 }
 
+# install_dbaas_scheduler_dashboard - the Horizon plugin, editable.
+function install_dbaas_scheduler_dashboard {
+    pip_install -e "$DBAAS_SCHEDULER_DASHBOARD_DIR"
+}
+
+# configure_dbaas_scheduler_dashboard - the plugin's enabled files and
+# settings into Horizon (as doc/source/install/dashboard.rst says), its
+# static files collected and compressed, and Apache restarted.
+function configure_dbaas_scheduler_dashboard {
+    local package="$DBAAS_SCHEDULER_DASHBOARD_DIR/dbaas_scheduler_dashboard"
+    local local_dir="$HORIZON_DIR/openstack_dashboard/local"
+    mkdir -p "$local_dir/enabled" "$local_dir/local_settings.d"
+    ln -fs "$package"/enabled/_[0-9]*.py "$local_dir/enabled/"
+    ln -fs "$package"/local_settings.d/_[0-9]*.py \
+        "$local_dir/local_settings.d/"
+    $PYTHON "$HORIZON_DIR/manage.py" collectstatic --noinput
+    $PYTHON "$HORIZON_DIR/manage.py" compress --force
+    restart_apache_server
+}
+
 # dbaas_scheduler_api_url - the API's root, as clients reach it: the
 # path behind devstack's Apache, or the standalone API's port.
 function dbaas_scheduler_api_url {
@@ -223,6 +243,9 @@ if is_dbaas_scheduler_enabled; then
     if [[ "$1" == "stack" && "$2" == "install" ]]; then
         echo_summary "Installing dbaas-scheduler"
         install_dbaas_scheduler
+        if is_service_enabled horizon; then
+            install_dbaas_scheduler_dashboard
+        fi
 
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring dbaas-scheduler"
@@ -238,6 +261,10 @@ if is_dbaas_scheduler_enabled; then
         echo_summary "Initializing and starting dbaas-scheduler"
         init_dbaas_scheduler
         start_dbaas_scheduler
+        if is_service_enabled horizon; then
+            echo_summary "Installing the dbaas-scheduler dashboard into Horizon"
+            configure_dbaas_scheduler_dashboard
+        fi
     fi
 
     if [[ "$1" == "unstack" ]]; then

@@ -16,6 +16,9 @@ scheme and host behind a proxy), RequestId, the request log (one INFO
 line per request, :mod:`dbaas_scheduler.api.requestlog`), CORS (when
 ``[cors] allowed_origin`` is set), and the fault wrapper that turns every
 exception below it into a JSON error (once more inside authentication).
+Every request to the API's routes (not the health check or the
+metrics) meets the microversion middleware
+(:mod:`dbaas_scheduler.api.microversion`), inside authentication.
 Then ``/healthcheck`` (oslo.middleware's Healthcheck, with its
 ``[healthcheck]`` options, for GET and HEAD), the version document at
 ``/``, the OpenAPI document at ``/v1/openapi.json`` and, when
@@ -34,6 +37,7 @@ from oslo_middleware import healthcheck
 from dbaas_scheduler.api import auth
 from dbaas_scheduler.api import fault
 from dbaas_scheduler.api import handler
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api import openapi
 from dbaas_scheduler.api import requestlog
 from dbaas_scheduler import metrics
@@ -49,9 +53,13 @@ def deploy(conf, worker_api=None):
     """
     handlers = handler.APIHandler(worker_api)
     # Inside authentication too: its middleware (webob's wsgify) would
-    # answer an HTTP exception from below with a page of its own.
-    application = fault.FaultWrapper(auth.ContextMiddleware(handlers, conf))
+    # answer an HTTP exception from below with a page of its own.  Every
+    # answer of the routes, errors too, says its microversion.
+    application = microversion.MicroversionMiddleware(fault.FaultWrapper(
+        auth.ContextMiddleware(handlers, conf)))
     application = auth.auth_middleware(conf, application)
+    handlers = microversion.MicroversionMiddleware(
+        fault.FaultWrapper(handlers))
     # Healthcheck answers every request it gets: it is mounted, not
     # chained, behind a filter of its methods.  Its [healthcheck] options
     # (e.g. a disable-by-file backend to drain a node) come from the

@@ -47,6 +47,7 @@ STATUS_OF = (
     (exception.QuotaExceeded, 403),
     (exception.RateLimitExceeded, 429),
     (exception.NotFound, 404),
+    (exception.MicroversionNotAcceptable, 406),
     (exception.Conflict, 409),
     (exception.ServiceUnavailable, 503),
 )

@@ -16,16 +16,26 @@ Each path maps HTTP methods to a handler, a small WSGI application in
 (204 with an ``Allow`` header), and a path served with ``GET`` takes
 ``HEAD`` (the same answer without its body).  A path served with another
 method gets 405 with an ``Allow`` header; an unknown path 404.
+
+A handler decorated with ``microversion.since('1.N')`` serves requests of
+version 1.N and later only: below it, its method is not in ``Allow``
+(405), and a path none of whose methods is served at the requested
+version is unknown (404), as placement does.
 """
 
 import routes
 import webob.exc
 
 from dbaas_scheduler.api.handlers import backup_policy
+from dbaas_scheduler.api.handlers import coverage
 from dbaas_scheduler.api.handlers import execution
+from dbaas_scheduler.api.handlers import lifecycle
+from dbaas_scheduler.api.handlers import restore
 from dbaas_scheduler.api.handlers import root
 from dbaas_scheduler.api.handlers import schedule
 from dbaas_scheduler.api.handlers import service
+from dbaas_scheduler.api.handlers import template
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api import util
 
 _POLICY = '/v1/backup-policies/{policy_id}'
@@ -49,10 +59,29 @@ ROUTE_DECLARATIONS = {
     _POLICY + '/resume': {'POST': backup_policy.resume_policy},
     _POLICY + '/run': {'POST': backup_policy.run_policy},
     _POLICY + '/next-runs': {'GET': backup_policy.next_runs},
+    _POLICY + '/lifecycle': {'GET': lifecycle.show_lifecycle},
+    '/v1/coverage': {'GET': coverage.show_coverage},
     '/v1/executions': {'GET': execution.list_executions},
     '/v1/executions/{execution_id}': {'GET': execution.show_execution},
+    '/v1/executions/{execution_id}/hold': {'POST': execution.hold_backup},
+    '/v1/executions/{execution_id}/release': {
+        'POST': execution.release_backup},
+    '/v1/executions/{execution_id}/restore': {
+        'POST': restore.create_restore},
+    '/v1/restores': {'GET': restore.list_restores},
+    '/v1/restores/{restore_id}': {'GET': restore.show_restore},
     '/v1/schedule-preview': {'GET': schedule.preview_schedule},
     '/v1/services': {'GET': service.list_services},
+    '/v1/policy-templates': {
+        'GET': template.list_templates,
+        'POST': template.create_template,
+    },
+    '/v1/policy-templates/{template_id}': {
+        'GET': template.show_template,
+        'DELETE': template.delete_template,
+    },
+    '/v1/policy-templates/{template_id}/apply': {
+        'POST': template.apply_template},
 }
 
 
@@ -82,22 +111,33 @@ def with_implied_methods(targets):
     return targets
 
 
+def targets_at(targets, version):
+    """The methods of a route served at ``version``, with their handlers.
+
+    Empty when the route itself is newer than ``version``.
+    """
+    served = {method: target for method, target in targets.items()
+              if microversion.min_version_of(target) <= version}
+    return with_implied_methods(served) if served else {}
+
+
 def make_map(declarations):
+    """A Mapper of the paths: a match names the path it was declared as."""
     mapper = routes.Mapper()
-    for path, targets in declarations.items():
-        targets = with_implied_methods(targets)
-        for method, target in targets.items():
-            mapper.connect(path, action=target,
-                           conditions={'method': [method]})
-        mapper.connect(path, action=_method_not_allowed(
-            ', '.join(sorted(targets))))
+    for path in declarations:
+        mapper.connect(path, declared_path=path)
     return mapper
+
+
+def _text(path):
+    """A PEP 3333 path (UTF-8 bytes as latin-1) as the text it is."""
+    return path.encode('latin-1').decode('utf-8')
 
 
 def _is_text(path):
     """True if a PEP 3333 path is UTF-8 without control characters."""
     try:
-        text = path.encode('latin-1').decode('utf-8')
+        text = _text(path)
     except UnicodeError:
         return False
     return not any(ord(c) < 0x20 or c == '\x7f' for c in text)
@@ -112,7 +152,8 @@ class APIHandler:
     """
 
     def __init__(self, worker_api=None):
-        self._map = make_map(ROUTE_DECLARATIONS)
+        self._declarations = ROUTE_DECLARATIONS
+        self._map = make_map(self._declarations)
         self.worker_api = worker_api
 
     def __call__(self, environ, start_response):
@@ -126,8 +167,18 @@ class APIHandler:
                 'No resource at %s; see the version document at / for the '
                 'API.' % util.shorten(
                     path.encode('unicode_escape').decode('ascii')))
-        target = match.pop('action')
+        version = microversion.version_in(environ)
+        targets = targets_at(
+            self._declarations[match.pop('declared_path')], version)
+        if not targets:
+            raise webob.exc.HTTPNotFound(
+                'No resource at %s in version %s of the API; see the '
+                'version document at / for the versions this server '
+                'serves.' % (util.shorten(_text(path)), version))
         environ['wsgiorg.routing_args'] = ((), match)
+        target = targets.get(environ['REQUEST_METHOD'])
+        if target is None:
+            target = _method_not_allowed(', '.join(sorted(targets)))
         return target(environ, start_response)
 
 

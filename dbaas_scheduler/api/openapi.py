@@ -31,9 +31,13 @@ import sys
 
 import yaml
 
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api.schemas import backup_policy as policy_schema
+from dbaas_scheduler.api.schemas import coverage as coverage_schema
 from dbaas_scheduler.api.schemas import execution as execution_schema
 from dbaas_scheduler.api.schemas import responses
+from dbaas_scheduler.api.schemas import restore as restore_schema
+from dbaas_scheduler.api.schemas import template as template_schema
 
 OPENAPI_PATH = '/v1/openapi.json'
 
@@ -42,14 +46,19 @@ ALIASES = {'': '/', '/v1/': '/v1'}
 
 _POLICY = '/v1/backup-policies/{policy_id}'
 _EXECUTION = '/v1/executions/{execution_id}'
+_TEMPLATE = '/v1/policy-templates/{template_id}'
+# The microversion policy templates appeared in.
+_TEMPLATES = '1.6'
 
 
 def _op(operation_id, summary, tag, success, body=None, query=None,
-        request=None, errors=(), public=False, headers=(), links=None):
+        request=None, errors=(), public=False, headers=(), links=None,
+        since=None):
+    """One operation; ``since`` is the microversion it appeared in."""
     return {'operation_id': operation_id, 'summary': summary, 'tag': tag,
             'success': success, 'body': body, 'query': query or {},
             'request': request, 'errors': tuple(errors), 'public': public,
-            'headers': tuple(headers), 'links': links or {}}
+            'headers': tuple(headers), 'links': links or {}, 'since': since}
 
 
 def _policy_links(*operation_ids, source='$response.body#/backup_policy/id'):
@@ -64,7 +73,8 @@ def _policy_links(*operation_ids, source='$response.body#/backup_policy/id'):
 # and they must start with a policy they created, not with a made-up ID.
 _ACTIONS = ('showBackupPolicy', 'updateBackupPolicy', 'deleteBackupPolicy',
             'pauseBackupPolicy', 'resumeBackupPolicy', 'runBackupPolicy',
-            'listNextRuns', 'showBackupPolicyHead', 'listNextRunsHead')
+            'listNextRuns', 'showBackupPolicyHead', 'listNextRunsHead',
+            'showLifecycle', 'showLifecycleHead')
 _CHANGE = (400, 401, 403, 404, 409, 413)
 
 # (method, path) -> what the document says of the operation.
@@ -99,7 +109,8 @@ OPERATIONS = {
         errors=_CHANGE),
     ('DELETE', _POLICY): _op(
         'deleteBackupPolicy', 'Delete a backup policy', 'backup-policies',
-        204, errors=(401, 403, 404, 409)),
+        204, query=policy_schema.DELETE_QUERY,
+        errors=(400, 401, 403, 404, 409, 503)),
     ('POST', _POLICY + '/pause'): _op(
         'pauseBackupPolicy', 'Pause a backup policy', 'backup-policies',
         200, 'BackupPolicy', request=('BackupPolicyPause', False),
@@ -115,6 +126,11 @@ OPERATIONS = {
         'listNextRuns', 'Preview the next runs of a backup policy',
         'backup-policies', 200, 'NextRuns',
         query=policy_schema.NEXT_RUNS_QUERY, errors=(400, 401, 403, 404)),
+    ('GET', _POLICY + '/lifecycle'): _op(
+        'showLifecycle', 'Preview the lifecycle of a backup policy',
+        'backup-policies', 200, 'Lifecycle',
+        query=policy_schema.LIFECYCLE_QUERY,
+        errors=(400, 401, 403, 404, 503), since='1.1'),
     ('GET', '/v1/schedule-preview'): _op(
         'previewSchedule', 'Preview the run times of a schedule',
         'schedules', 200, 'SchedulePreview',
@@ -126,6 +142,51 @@ OPERATIONS = {
     ('GET', _EXECUTION): _op(
         'showExecution', 'Show an execution', 'executions', 200,
         'Execution', errors=(401, 403, 404)),
+    ('POST', _EXECUTION + '/hold'): _op(
+        'holdBackup', 'Hold the backup of an execution', 'executions', 200,
+        'Execution', request=('Empty', False),
+        errors=(400, 401, 403, 404, 409, 413), since='1.3'),
+    ('POST', _EXECUTION + '/release'): _op(
+        'releaseBackup', 'Release the hold on the backup of an execution',
+        'executions', 200, 'Execution', request=('Empty', False),
+        errors=(400, 401, 403, 404, 413), since='1.3'),
+    ('POST', _EXECUTION + '/restore'): _op(
+        'restoreExecution', 'Restore the backup of an execution',
+        'restores', 202, 'Restore', request=('RestoreCreate', False),
+        errors=(400, 401, 403, 404, 409, 413, 503), since='1.4'),
+    ('GET', '/v1/restores'): _op(
+        'listRestores', 'List restores', 'restores', 200, 'Restores',
+        query=restore_schema.LIST_QUERY, errors=(400, 401, 403),
+        since='1.4'),
+    ('GET', '/v1/restores/{restore_id}'): _op(
+        'showRestore', 'Show a restore', 'restores', 200, 'Restore',
+        errors=(401, 403, 404), since='1.4'),
+    ('GET', '/v1/coverage'): _op(
+        'showCoverage', 'Show the coverage of the instances of a project',
+        'coverage', 200, 'Coverage', query=coverage_schema.REPORT_QUERY,
+        errors=(400, 401, 403), since=coverage_schema.SINCE),
+    ('GET', '/v1/policy-templates'): _op(
+        'listPolicyTemplates', 'List policy templates', 'policy-templates',
+        200, 'PolicyTemplates', query=template_schema.LIST_QUERY,
+        errors=(400, 401, 403), since=_TEMPLATES),
+    ('POST', '/v1/policy-templates'): _op(
+        'createPolicyTemplate', 'Create a policy template',
+        'policy-templates', 201, 'PolicyTemplate',
+        request=('PolicyTemplateCreate', True),
+        errors=(400, 401, 403, 409, 413), headers=('Location',),
+        since=_TEMPLATES),
+    ('GET', _TEMPLATE): _op(
+        'showPolicyTemplate', 'Show a policy template', 'policy-templates',
+        200, 'PolicyTemplate', errors=(401, 403, 404), since=_TEMPLATES),
+    ('DELETE', _TEMPLATE): _op(
+        'deletePolicyTemplate', 'Delete a policy template',
+        'policy-templates', 204, errors=(401, 403, 404), since=_TEMPLATES),
+    ('POST', _TEMPLATE + '/apply'): _op(
+        'applyPolicyTemplate',
+        'Enrol existing instances with a policy template (or a dry run)',
+        'policy-templates', 200, 'TemplateApplied',
+        request=('PolicyTemplateApply', True),
+        errors=(400, 401, 403, 404, 413, 503), since=_TEMPLATES),
     ('GET', '/v1/services'): _op(
         'listServices', 'List the services of the cluster', 'services',
         200, 'Services', errors=(400, 401, 403)),
@@ -136,6 +197,9 @@ REQUEST_BODIES = {
     'BackupPolicyUpdate': policy_schema.UPDATE,
     'BackupPolicyPause': policy_schema.PAUSE,
     'Empty': policy_schema.EMPTY,
+    'RestoreCreate': restore_schema.CREATE,
+    'PolicyTemplateCreate': template_schema.CREATE,
+    'PolicyTemplateApply': template_schema.APPLY,
 }
 
 STATUS_TEXT = {
@@ -147,7 +211,8 @@ STATUS_TEXT = {
     401: 'No valid Keystone token (keystonemiddleware\'s own answer).',
     403: 'A policy rule does not allow the request, or a quota is '
          'reached; the detail names the rule, or the limit and the usage.',
-    404: 'No such resource, or one of another project.',
+    404: 'No such resource, one of another project, or a route newer '
+         'than the microversion asked for.',
     409: 'Another policy of the project has that name (code '
          'dbaas_scheduler.policy_name_exists, with its ID), or another '
          'request changed or deleted the resource meanwhile; read it again '
@@ -160,11 +225,14 @@ STATUS_TEXT = {
 _PATH_PARAMETERS = {
     'policy_id': 'The ID of the backup policy.',
     'execution_id': 'The ID of the execution.',
+    'restore_id': 'The ID of the restore.',
+    'template_id': 'The ID of the policy template.',
 }
 
 _INFO = {
     'title': 'Backup Scheduler API',
-    'version': '1.0',
+    # The newest microversion: what this document describes.
+    'version': str(microversion.MAX_VERSION),
     'summary': 'Scheduled backups of DBaaS (Trove) database instances.',
     'description': (
         'Version 1 of the dbaas-scheduler REST API (catalog service type '
@@ -177,7 +245,17 @@ _INFO = {
         '`X-Project-Id`, `X-User-Id` and `X-Roles` headers instead of a '
         'token; an identity header longer than its column (255 '
         'characters) answers 400. Any call may answer 503 while the '
-        'database is unreachable.'),
+        'database is unreachable.\n\n'
+        'Microversions: a request asks for a version of the API with '
+        '`OpenStack-API-Version: backup-scheduler X.Y` (or `latest`); '
+        'without it, it gets 1.0. The version document at `/` gives the '
+        'oldest (`min_version`) and newest (`version`) served, and every '
+        'answer of the API says the version that served it in the same '
+        'header, with `Vary: OpenStack-API-Version`. A version not served '
+        'answers 406, a header that is not of that form 400. This '
+        'document describes the newest version; a request field, query '
+        'parameter or operation marked `x-openstack-since` appeared in '
+        'that version.'),
     'license': {'name': 'Apache 2.0', 'identifier': 'Apache-2.0'},
 }
 
@@ -250,6 +328,9 @@ def _operation(method, path, operation, head=False):
         errors = {503: {'description': 'This node is disabled or '
                                        'unhealthy.'}}
     else:
+        if operation['since']:
+            # Asked for in an older microversion, the route is not there.
+            errors = tuple(errors) + (404,)
         errors = {status_code: _error(status_code)
                   for status_code in errors}
     result = {
@@ -261,6 +342,8 @@ def _operation(method, path, operation, head=False):
         'responses': dict([(status, success)] + [
             (str(code), answer) for code, answer in sorted(errors.items())]),
     }
+    if operation['since']:
+        result[microversion.SINCE] = operation['since']
     if operation['public']:
         result['security'] = []
     if operation['request']:
@@ -324,7 +407,7 @@ def _document():
         'info': copy.deepcopy(_INFO),
         'tags': [{'name': name} for name in (
             'versions', 'backup-policies', 'schedules', 'executions',
-            'services')],
+            'restores', 'coverage', 'policy-templates', 'services')],
         'security': [{'keystone': []}],
         'paths': paths,
         'components': _components(),

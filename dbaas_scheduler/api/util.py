@@ -27,6 +27,7 @@ import webob
 
 from dbaas_scheduler.api.schemas import validation
 from dbaas_scheduler import exception
+from dbaas_scheduler import policy
 from dbaas_scheduler import timezones
 
 UTC = datetime.timezone.utc
@@ -259,3 +260,27 @@ def next_link(req, items, limit):
     return [{'rel': 'next', 'href': '%s%s?%s' % (
         base_url(req), urllib.parse.quote(req.path_info),
         urllib.parse.urlencode(sorted(query.items())))}]
+
+
+def list_page(req, query_schema, rules, key, list_items, serialize,
+              filters=()):
+    """The answer to a list request: one page of ``key``, and its links.
+
+    Every list resource goes the same way: the query string parsed
+    against ``query_schema``; ``rules.LIST`` (and, with ``all_projects``,
+    ``rules.LIST_ALL_PROJECTS``) authorized; ``list_items(context,
+    project_id=, limit=, marker=, <each of filters>=)`` called with the
+    query's values; each item serialized with ``serialize(req, item)``;
+    a ``next`` link when the page is full.
+    """
+    context, conf = context_of(req), conf_of(req)
+    params = query_params(req, query_schema)
+    project_id = policy.authorize_list(context, rules.LIST,
+                                       rules.LIST_ALL_PROJECTS,
+                                       params.get('all_projects'))
+    limit = page_limit(conf, params)
+    found = list_items(context, project_id=project_id, limit=limit,
+                       marker=params.get('marker'),
+                       **{name: params.get(name) for name in filters})
+    items = [serialize(req, item) for item in found]
+    return json_response({key: items, 'links': next_link(req, items, limit)})

@@ -124,6 +124,33 @@ class Backup:
         return self.status in BackupStatus.TERMINAL
 
 
+def restore_tag(restore_id):
+    """The marker a restored target carries to name its restore."""
+    return 'dbaas-scheduler-restore:%s' % restore_id
+
+
+def scratch_name(verify_id):
+    """The name of a verification's scratch target: the service's mark.
+
+    Recorded on the verification before the target is made; the service
+    deletes no scratch target but those it recorded.
+    """
+    return 'dbaas_verify_%s' % verify_id.replace('-', '')
+
+
+@dataclasses.dataclass
+class RestoreProgress:
+    """Where a restore stands, as a backend reports it."""
+
+    # What the backup is restored into: a Trove instance id, a restore
+    # target's name, a SQLite file's name.
+    target_id: str
+    done: bool = False
+    failed: bool = False
+    # What the user reads: why it failed, or what it is waiting for.
+    reason: str | None = None
+
+
 class BackendError(exception.DbaasSchedulerException):
     msg_fmt = '%(backend)s backend error: %(reason)s'
 
@@ -167,6 +194,22 @@ class TrustBroken(PermanentBackendError):
     msg_fmt = ('the Keystone trust %(trust_id)s of this policy no longer '
                'works -- the user who created the policy may have been '
                'removed or lost the delegated roles: %(reason)s')
+
+
+class ProjectRateLimited(TransientBackendError):
+    """The backend rate-limits the project for longer than we wait."""
+
+    kind = 'rate_limited'
+
+
+class ProjectQuotaExceeded(PermanentBackendError):
+    """A quota of the project at the backend is used up."""
+
+
+#: The backend's own limits on a project: with ``[worker]
+#: project_backoff``, signals to slow down for that project only
+#: (``db/capacity.py``), rather than errors of one execution.
+PROJECT_OVER_LIMIT = (ProjectRateLimited, ProjectQuotaExceeded)
 
 
 class BackupNotFound(PermanentBackendError):
@@ -347,3 +390,70 @@ class BackupBackend(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def delete_backup(self, policy, backup_id):
         """Delete one backup; a backup that is already gone is no error."""
+
+    # Whether :meth:`list_instances` can list a project's instances.
+    lists_instances = False
+
+    def list_instances(self, actor):
+        """``{instance_id: name}`` of every instance of a project, or None.
+
+        ``actor`` has the ``project_id`` to list and the credentials to
+        list it with (``trust_id``, or ``user_auth``: the auth plugin of
+        the user who asks).  None (the default) means this backend cannot
+        list a project's instances: the coverage report then knows its
+        instances from the policies alone.
+        """
+        return None
+
+    # Restores.  A backend that cannot restore keeps these defaults.
+
+    def check_restore(self, policy, backup_id, params):
+        """Refuse a restore request that cannot be done, before it is made.
+
+        Raises ``exception.Invalid`` with a sentence the user can act on.
+        """
+        raise exception.Invalid(
+            reason='the %s backend cannot restore backups' % self.name)
+
+    def restore_backup(self, policy, backup_id, params, restore_id):
+        """Restore ``backup_id``; return a :class:`RestoreProgress`.
+
+        A backend that restores asynchronously returns once its target
+        exists (``done`` False); one that restores in the calling thread
+        returns when it is over.  ``params`` is what the request asked
+        for; the target carries :func:`restore_tag` where it can.
+        """
+        raise PermanentBackendError(
+            backend=self.name, reason='this backend cannot restore backups')
+
+    def find_restore(self, policy, restore_id, params):
+        """The target a restore made before its worker died, or None."""
+        return None
+
+    def get_restore(self, policy, target_id):
+        """Where the restore into ``target_id`` stands (RestoreProgress)."""
+        raise PermanentBackendError(
+            backend=self.name, reason='this backend cannot restore backups')
+
+    # Verifications.
+
+    #: Whether :meth:`verify_backup` runs a policy's ``verify_check`` (a
+    #: read-only SQL query on the restored database).  A backend that
+    #: cannot (no credentials on the database it restores into) sets it
+    #: False: the policy API then refuses ``verify_check`` on its policies.
+    runs_sql_checks = True
+
+    def verify_backup(self, policy, backup_id, check, scratch):
+        """Restore into scratch target ``scratch``, check it, delete it.
+
+        Returns None when every check passed, else why not (for the
+        user); ``check`` is the policy's ``verify_check`` or None.
+        Raises a BackendError when the backup cannot be restored (its
+        message is the reason).  A scratch target already there (its
+        verifier died) is replaced.
+        """
+        raise PermanentBackendError(
+            backend=self.name, reason='this backend cannot verify backups yet')
+
+    def delete_scratch(self, policy, scratch):
+        """Delete scratch target ``scratch`` if it exists (idempotent)."""

@@ -33,11 +33,17 @@ class FakeBackend(base.BackupBackend):
 
     name = 'fake'
 
+    # ``{project_id: {instance_id: name}}``: the instances the tests say
+    # each project has (the coverage report lists them).
+    instances = {}
+
     def __init__(self, conf):
         super().__init__(conf)
         self._lock = threading.Lock()
         self._backups = {}
         self._by_instance = collections.defaultdict(dict)
+        self._restores = {}
+        self.scratch = set()
 
     def _status(self, backup, params):
         build = float(params.get('fake_build_seconds', 0))
@@ -45,6 +51,11 @@ class FakeBackend(base.BackupBackend):
         if elapsed < build:
             return base.BackupStatus.BUILDING
         return params.get('fake_final_status', base.BackupStatus.COMPLETED)
+
+    lists_instances = True
+
+    def list_instances(self, actor):
+        return dict(self.instances.get(actor.project_id, {}))
 
     def create_backup(self, policy, name, description):
         backup = base.Backup(
@@ -79,3 +90,52 @@ class FakeBackend(base.BackupBackend):
             backup = self._backups.pop(backup_id, None)
             if backup is not None:
                 self._by_instance[backup.instance_id].pop(backup_id, None)
+
+    # Restores: a target in memory, ready at once (or after the policy's
+    # fake_build_seconds); a backup this process does not hold fails.
+
+    def check_restore(self, policy, backup_id, params):
+        pass
+
+    def restore_backup(self, policy, backup_id, params, restore_id):
+        with self._lock:
+            known = backup_id in self._backups
+        if not known:
+            raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
+        target_id = 'fake-restore-%s' % restore_id
+        with self._lock:
+            self._restores[target_id] = timeutils.utcnow(True)
+        return self.get_restore(policy, target_id)
+
+    def find_restore(self, policy, restore_id, params):
+        target_id = 'fake-restore-%s' % restore_id
+        with self._lock:
+            known = target_id in self._restores
+        return self.get_restore(policy, target_id) if known else None
+
+    def get_restore(self, policy, target_id):
+        with self._lock:
+            started = self._restores.get(target_id)
+        if started is None:
+            return base.RestoreProgress(target_id=target_id, failed=True,
+                                        reason='the fake target is gone')
+        build = float((policy.backup_params or {}).get(
+            'fake_build_seconds', 0))
+        elapsed = (timeutils.utcnow(True) - started).total_seconds()
+        return base.RestoreProgress(target_id=target_id,
+                                    done=elapsed >= build)
+
+    def verify_backup(self, policy, backup_id, check, scratch):
+        with self._lock:
+            known = backup_id in self._backups
+            if known:
+                # Made, checked and deleted by the next call.
+                self.scratch.add(scratch)
+        if not known:
+            raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
+        self.delete_scratch(policy, scratch)
+        return None
+
+    def delete_scratch(self, policy, scratch):
+        with self._lock:
+            self.scratch.discard(scratch)

@@ -33,6 +33,7 @@ from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import config
+from dbaas_scheduler import cron
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import migration
 from dbaas_scheduler.engine import service as engine_service
@@ -92,6 +93,7 @@ def _main(argv):
     CONF.set_default('rpc_transport', 'none')
     CONF.set_default('auth_strategy', 'noauth')
     config.parse_args(CONF, argv)
+    cron.use_engine(CONF.cron_engine)
     if (not auth_checks.auth_strategy_is_set(CONF)
             and auth_checks.keystone_configured(CONF)):
         LOG.info('Authenticating with Keystone: auth_strategy is not set '

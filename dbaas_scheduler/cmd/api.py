@@ -17,6 +17,7 @@ from dbaas_scheduler.api import service as api_service
 from dbaas_scheduler.cmd import auth_checks
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
+from dbaas_scheduler import cron
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler import service
 
@@ -32,6 +33,7 @@ def main(argv=None):
 
 def _main(argv):
     config.parse_args(CONF, argv)
+    cron.use_engine(CONF.cron_engine)
     auth_checks.check_authentication(CONF)
     common.check_api_port(CONF)
     common.check_database(CONF, BINARY, schema=True)

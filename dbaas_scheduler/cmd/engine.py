@@ -15,6 +15,7 @@ from oslo_config import cfg
 
 from dbaas_scheduler.cmd import common
 from dbaas_scheduler import config
+from dbaas_scheduler import cron
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.engine import service as engine_service
 from dbaas_scheduler import service
@@ -31,6 +32,7 @@ def main(argv=None):
 
 def _main(argv):
     config.parse_args(CONF, argv)
+    cron.use_engine(CONF.cron_engine)
     if CONF.rpc_transport == 'none':
         raise common.StartupRefused(reason=(
             'dbaas-scheduler-engine casts executions to workers over '

@@ -20,6 +20,7 @@ the process-wide ``cfg.CONF``, tests and other callers on their own.
 """
 
 from dbaas_scheduler.conf import api
+from dbaas_scheduler.conf import coverage
 from dbaas_scheduler.conf import database
 from dbaas_scheduler.conf import default
 from dbaas_scheduler.conf import engine
@@ -30,12 +31,13 @@ from dbaas_scheduler.conf import quota
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler.conf import trove
 from dbaas_scheduler.conf import upgrade_levels
+from dbaas_scheduler.conf import verify
 from dbaas_scheduler.conf import worker
 
 # Every module that declares an option group, in sample-config order.
 OPTION_MODULES = (default, database, api, engine, worker, trove,
                   local_backend, service_credentials, upgrade_levels,
-                  notifications, metrics, quota)
+                  notifications, metrics, quota, coverage, verify)
 
 
 def register_opts(conf):

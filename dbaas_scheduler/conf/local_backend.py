@@ -51,6 +51,37 @@ local_backend_opts = [
              'dbaas_scheduler:backup_policy:backend:local and local in '
              '[api] enabled_backends. Default: none (no project owns a '
              'local instance). SIGHUP reloads it.'),
+    cfg.DictOpt(
+        'restore_targets',
+        default={},
+        mutable=True,
+        # The URLs may hold passwords.
+        secret=True,
+        help='Databases a local backup may be restored into, as '
+             'name:database-URL pairs separated by commas, e.g. '
+             'orders-restore:postgresql://restore@db1/orders_restore. A '
+             'restore names one as its target; the database must exist and '
+             'be empty (no tables) unless the restore asks to replace what '
+             'is there. It must be of the same kind as the backup '
+             '(PostgreSQL, MariaDB/MySQL). A SQLite backup restored without '
+             'a target goes to a new file under $state_path/restores. '
+             'Default: none. SIGHUP reloads it.'),
+    cfg.DictOpt(
+        'restore_target_projects',
+        default={},
+        mutable=True,
+        help='The project that may restore into each restore target, as '
+             'name:project-id pairs separated by commas. A target not '
+             'listed here can be named by no restore: restoring overwrites '
+             'the target, so the operator says whose it is. Default: none. '
+             'SIGHUP reloads it.'),
+    cfg.StrOpt(
+        'restore_dir',
+        default='$state_path/restores',
+        help='Directory of the new SQLite files that restores without a '
+             'target write, one <restore id>.sqlite each. Default: '
+             '$state_path/restores. The service never deletes them: they '
+             'are the restored databases.'),
     cfg.StrOpt(
         'backup_dir',
         default='$state_path/backups',

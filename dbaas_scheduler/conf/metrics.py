@@ -71,10 +71,11 @@ metrics_opts = [
         default=[1, 3],
         help='Lengths of the runs of consecutive failures the metric '
              'dbaas_scheduler_policies_failing counts policies for: a '
-             'policy counts for each length its newest runs (SUCCEEDED or '
-             'FAILED, SKIPPED ones aside) have all failed. Default: 1, 3. '
-             'Only policies whose newest execution failed are looked at; '
-             'an empty list turns the metric and its queries off.'),
+             'policy counts for each length its latest outcomes have all '
+             'failed (its consecutive_failures: FAILED or EXPIRED runs '
+             'since its last SUCCEEDED one or its last resume, SKIPPED '
+             'ones aside). Default: 1, 3. An empty list turns the metric '
+             'and its query off.'),
     cfg.BoolOpt(
         'require_authentication',
         default=False,
@@ -86,14 +87,26 @@ metrics_opts = [
              'metrics to whoever reaches the path: then restrict it to the '
              'monitoring network at the proxy in front of the API.'),
     cfg.IntOpt(
+        'capacity_projects',
+        default=10,
+        min=0,
+        help='Projects named (label project_id) in the fair-capacity '
+             'metrics: the ones whose executions have waited longest for '
+             'capacity ([worker] max_running_per_project, max_running, '
+             'project_backoff) and the ones whose backoff ends last. The '
+             'totals over every project are served whatever this is. '
+             'Default: 10. 0 names none.'),
+    cfg.IntOpt(
         'failure_lookback_days',
         default=30,
         min=1,
         max=366,
-        help='Days of history read to measure a failing policy\'s streak '
-             'of failures. Default: 30. A policy that runs less often than '
-             'the longest failure_streaks in this many days never reaches '
-             'it.'),
+        deprecated_for_removal=True,
+        deprecated_reason='The failure streaks are now each policy\'s '
+                          'consecutive_failures, kept as outcomes are '
+                          'recorded; no history is read for them.',
+        help='Ignored. Days of history once read to measure a failing '
+             'policy\'s streak of failures. Default: 30.'),
 ]
 
 

@@ -52,6 +52,32 @@ worker_opts = [
              'request may take ([service_credentials] timeout for Trove, 60 '
              'seconds if unset): the worker refuses to start otherwise.'),
     cfg.IntOpt(
+        'retention_grace',
+        default=86400,
+        min=0,
+        help='Seconds between retention deciding to delete a backup (which '
+             'then shows backup_state "expiring" and backup_delete_after) '
+             'and deleting it. Default: 86400 (one day): a working day to '
+             'notice a deletion to come, in the API, the CLI or the '
+             'lifecycle preview, and hold the backup; for a daily policy, '
+             'it costs the storage of about one more backup. A backup whose '
+             'grace is over is deleted at the next retention pass of its '
+             'instance (after a backup of the instance succeeds) or by the '
+             'expiry sweep (expiry_sweep_interval), whichever comes first. '
+             '0 deletes at once, as before this option existed.'),
+    cfg.IntOpt(
+        'expiry_sweep_interval',
+        default=60,
+        min=1,
+        help='Seconds between two passes of a worker\'s expiry sweep, which '
+             'deletes the backups whose retention_grace is over (unless held '
+             'meanwhile, or kept after all by retention deciding again over '
+             'the backups of their instance as they are then). Default: 60: '
+             'an expiring backup is deleted within about a minute of its '
+             'backup_delete_after. Each pass reads one index range of the '
+             'database; each policy with a backup due costs one backend '
+             'list request and a delete request per backup.'),
+    cfg.IntOpt(
         'backup_timeout',
         default=21600,
         min=60,
@@ -61,6 +87,15 @@ worker_opts = [
              'marked FAILED -- also when the backend cannot be asked. '
              'Default: 21600 (6 hours). Set it above the time your largest '
              'database takes to back up.'),
+    cfg.IntOpt(
+        'restore_timeout',
+        default=21600,
+        min=60,
+        help='Seconds a restore may run, from its first claim by a worker '
+             'until its target is ready (a Trove instance ACTIVE and '
+             'HEALTHY, a local database loaded), before it is marked '
+             'FAILED. Default: 21600 (6 hours). Set it above the time your '
+             'largest database takes to restore.'),
     cfg.FloatOpt(
         'poll_interval',
         default=15.0,
@@ -101,6 +136,49 @@ worker_opts = [
              'backup sooner after the other one ends and costs one claim '
              'attempt per interval.'),
     cfg.IntOpt(
+        'max_running_per_project',
+        default=0,
+        min=0,
+        help='Most backups of one project that may run at once in the '
+             'region, counted in the database across all workers (executions '
+             'RUNNING: from the claim until the backup ends). A claim that '
+             'would exceed it leaves the execution queued; the engine\'s '
+             'sweep offers queued executions again as backups end, in slot '
+             'order within a project and round-robin across projects, and an '
+             'execution that cannot start within its start window ends '
+             'EXPIRED. Default: 0, no limit (every cast execution starts at '
+             'once, as before this option existed). A limit keeps one '
+             'project\'s burst (a thousand policies due at midnight) from '
+             'delaying the backups of every other project; set it below '
+             'max_running, or one project can still fill the region.'),
+    cfg.IntOpt(
+        'max_running',
+        default=0,
+        min=0,
+        help='Most backups that may run at once in the whole region, over '
+             'all projects, counted in the database across all workers. '
+             'Default: 0, no limit. With a limit, every claim of a new '
+             'backup locks one row of the database (project_capacity, the '
+             'region\'s), so claims are serialized: a few milliseconds each. '
+             'Queued executions are offered again as for '
+             'max_running_per_project.'),
+    cfg.IntOpt(
+        'project_backoff',
+        default=0,
+        min=0,
+        help='Seconds during which no new backup of a project starts after '
+             'the backend said the project is over one of its own limits: '
+             'Trove\'s per-tenant backup quota (HTTP 413 "Quota exceeded"), '
+             'or its rate limiting (413 with Retry-After) for longer than '
+             '[trove] rate_limit_max_wait. Recorded in the database, so that '
+             'every worker slows down for that project only; the execution '
+             'is queued until then (EXPIRED if that is after its start '
+             'window) and the other projects\' backups go on. Default: 0, '
+             'off: a quota error fails the execution and a rate limit is '
+             'retried by the worker\'s thread, as before this option '
+             'existed. Executions without a start window fail as without '
+             'it.'),
+    cfg.IntOpt(
         'poll_concurrency',
         default=8,
         min=1,
@@ -121,6 +199,21 @@ worker_opts = [
              'execution, which counts its claims. '
              'Default: 5. More attempts ride out longer outages and delay '
              'the FAILED state that tells a user something is wrong.'),
+    cfg.FloatOpt(
+        'timed_out_create_wait',
+        min=0.0,
+        help='Seconds a worker whose request to create a backup timed out '
+             'keeps looking for the backup tagged with the execution id '
+             'before it asks for another one. Default: unset, twice the '
+             'backend\'s request timeout ([service_credentials] timeout for '
+             'Trove, 60 seconds if unset; nothing for backends that do not '
+             'wait on the network). A slow backend may still accept a create '
+             'its client gave up on; looking for it (at retry_initial_delay, '
+             'then doubling intervals, one listing of the instance\'s '
+             'backups each) instead of creating again at once makes a '
+             'second backup for one slot the exception. The thread that '
+             'started the backup waits meanwhile. 0 looks once, right away, '
+             'as any retry does.'),
     cfg.IntOpt(
         'reconcile_interval',
         default=300,

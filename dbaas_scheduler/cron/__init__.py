@@ -33,13 +33,19 @@ day of the month) in day-of-month, ``D#N`` (the N-th weekday D of the
 month) and ``LD``/``DL`` (its last weekday D) in day-of-week, and the
 hashed ``H`` terms of :func:`hash_value`.  ``W``, cronie's random ``~``
 and croniter's ``R`` are refused.
+
+This module and :mod:`~dbaas_scheduler.cron.grammar` are the layer that
+gives a text its meaning; an engine finds the next match from the parsed
+value sets: :mod:`~dbaas_scheduler.cron.native` (the default) or
+:mod:`~dbaas_scheduler.cron.croniter_engine`, chosen with
+:func:`use_engine` (doc/source/contributor/schedules.rst).
 """
 
-import bisect
 import calendar
 import datetime
 
 from dbaas_scheduler.cron import grammar
+from dbaas_scheduler.cron import native
 
 # The grammar's public names, as callers know them.
 ALIASES = grammar.ALIASES
@@ -47,6 +53,37 @@ FIELDS = grammar.FIELDS
 hash_value = grammar.hash_value
 is_hashed = grammar.is_hashed
 split_fields = grammar.split_fields
+
+
+# The engines that find the next match; the layer here (grammar, H, the
+# day rule) is the same for each.  croniter is imported on first use only.
+ENGINES = ('native', 'croniter')
+DEFAULT_ENGINE = native.NAME
+_engine = native
+
+
+def use_engine(name):
+    """Choose the engine behind :meth:`CronExpression.next_after`.
+
+    ``native`` (the default) walks the parsed value sets itself;
+    ``croniter`` hands plain expressions to croniter
+    (:mod:`dbaas_scheduler.cron.croniter_engine`).  Both give the same
+    run times; the process-wide choice is ``[DEFAULT] cron_engine``.
+    """
+    global _engine
+    if name == native.NAME:
+        _engine = native
+    elif name == 'croniter':
+        from dbaas_scheduler.cron import croniter_engine
+        _engine = croniter_engine
+    else:
+        raise ValueError('unknown cron engine %r; use one of %s'
+                         % (name, ', '.join(ENGINES)))
+
+
+def engine_name():
+    """The name of the engine in use."""
+    return _engine.NAME
 
 
 # Field value sets are the same in most expressions ('*' in three fields
@@ -107,9 +144,14 @@ class CronExpression:
         if month not in self.months:
             return False
         first_weekday, length = calendar.monthrange(year, month)
-        return self._day_matches(day, (first_weekday + day) % 7, length)
+        return self.day_matches_weekday(day, (first_weekday + day) % 7,
+                                        length)
 
-    def _day_matches(self, day, weekday, length):
+    def day_matches_weekday(self, day, weekday, length):
+        """:meth:`day_matches` for a day of a month already looked up.
+
+        ``weekday`` counts from Sunday = 0; ``length`` is the month's.
+        """
         # ``weekday`` counts from Sunday = 0, as cron does.
         in_month = day in self.days or (self.last_day and day == length)
         in_week = (weekday in self.weekdays
@@ -119,25 +161,12 @@ class CronExpression:
             return in_month and in_week
         return in_month or in_week
 
-    def _first_time(self, hour, minute):
-        # The first (hour, minute) of a matching day at or after the given
-        # one, or None.
-        hours, minutes = self.hours, self.minutes
-        index = bisect.bisect_left(hours, hour)
-        if index < len(hours) and hours[index] == hour:
-            position = bisect.bisect_left(minutes, minute)
-            if position < len(minutes):
-                return hour, minutes[position]
-            index += 1
-        if index < len(hours):
-            return hours[index], minutes[0]
-        return None
-
     def next_after(self, wall):
         """The first matching wall-clock minute strictly after ``wall``.
 
         ``wall`` is a naive datetime; returns a naive datetime, or None if
-        nothing matches within 400 years (then nothing ever does).
+        nothing matches within 400 years (then nothing ever does).  The
+        engine chosen with :func:`use_engine` finds it.
         """
         try:
             start = wall.replace(second=0, microsecond=0) + (
@@ -145,26 +174,7 @@ class CronExpression:
         except OverflowError:
             # The last minute of year 9999: nothing comes after it.
             return None
-        year, month, day = start.year, start.month, start.day
-        hour, minute = start.hour, start.minute
-        stop = min(year + grammar.HORIZON_YEARS, datetime.MAXYEAR + 1)
-        while year < stop:
-            if month in self.months:
-                first_weekday, length = calendar.monthrange(year, month)
-                while day <= length:
-                    if self._day_matches(day, (first_weekday + day) % 7,
-                                         length):
-                        found = self._first_time(hour, minute)
-                        if found is not None:
-                            return datetime.datetime(year, month, day,
-                                                     *found)
-                    day += 1
-                    hour = minute = 0
-            day, hour, minute = 1, 0, 0
-            month += 1
-            if month > 12:
-                month, year = 1, year + 1
-        return None
+        return _engine.next_after(self, start)
 
 
 def parse(expression, hash_key=None):

@@ -211,6 +211,19 @@ def writer_transaction(context):
     return context_manager.writer.using(context)
 
 
+# What a database that cannot be reached raises.  oslo.db translates most
+# such errors to DBConnectionError, but not all: PostgreSQL's "server
+# closed the connection unexpectedly" while connecting comes through as
+# SQLAlchemy's OperationalError.
+UNREACHABLE = (db_exc.DBConnectionError, sa.exc.OperationalError)
+
+
+@context_manager.reader
+def ping(context):
+    """Raise ``DBConnectionError`` if the database does not answer."""
+    context.session.execute(sa.select(1))
+
+
 @context_manager.writer
 def create_policy(context, values):
     """Insert a backup policy; ``values`` are its column values.
@@ -400,9 +413,11 @@ def _after_marker(session, model, marker, columns, descending,
 
 @context_manager.reader
 def list_policies(context, project_id=None, instance_id=None, enabled=None,
-                  limit=None, marker=None, name=None):
+                  limit=None, marker=None, name=None, protection=None):
     """Policies (of one project), oldest first."""
     query = sa.select(Policy)
+    if protection is not None:
+        query = query.where(Policy.protection == protection)
     if project_id is not None:
         query = query.where(Policy.project_id == project_id)
     if instance_id is not None:
@@ -425,9 +440,12 @@ def list_policies(context, project_id=None, instance_id=None, enabled=None,
 @context_manager.reader
 def list_executions(context, project_id=None, policy_id=None,
                     instance_id=None, status=None, since=None, limit=None,
-                    marker=None):
+                    marker=None, held=None):
     """Executions (of one project), newest slot first."""
     query = sa.select(Execution)
+    if held is not None:
+        query = query.where(Execution.held_at.is_not(None) if held
+                            else Execution.held_at.is_(None))
     for column, value in ((Execution.project_id, project_id),
                           (Execution.policy_id, policy_id),
                           (Execution.instance_id, instance_id),

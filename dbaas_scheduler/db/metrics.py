@@ -14,12 +14,15 @@
 Each function is one aggregate query whose result has a bounded number of
 rows, whatever the size of the tables: counts grouped by a status, a
 reason class or a binary, and sums of ``CASE`` expressions for the
-buckets of a histogram.  The queries on live state (due policies, waiting
-and running executions, due reconciliations, services) follow an index;
-those on recent history read the executions of the window.  The live
-services' own metrics are read as the JSON their heartbeats wrote.
+buckets of a histogram.  The policies' figures are one pass over their
+table (the failure streaks are kept on each policy as outcomes are
+recorded); the queries on executions follow an index and read only the
+unfinished ones and those of the window, never the rest of the history.
+The live services' own metrics are read as the JSON their heartbeats
+wrote.
 """
 
+import collections
 import datetime
 import typing
 
@@ -48,6 +51,8 @@ REASON_CLASSES = (
     ('coalesced', _EXECUTION.c.status_reason.like('coalesced %')),
     ('lease_expired', _EXECUTION.c.status_reason == _LEASE_EXPIRED),
     ('overlap', _EXECUTION.c.status_reason.like('overlap: %')),
+    ('excluded', _EXECUTION.c.status_reason.like('excluded: %')),
+    ('start_window', _EXECUTION.c.status_reason.like('start window ended %')),
     ('policy_deleted', sa.or_(
         _EXECUTION.c.status_reason.like('the policy was deleted %'),
         _EXECUTION.c.fault.like('the policy was deleted %'))),
@@ -84,6 +89,8 @@ class Snapshot(typing.NamedTuple):
     reconciliations_due: int
     services: dict            # (binary, up) -> count
     failure_streaks: dict     # streak length (capped) -> policies
+    # protection state -> (policies, oldest last_success_at)
+    protection: dict = {}
     # (service id, binary, host, stats JSON text) of the live services
     # whose heartbeat wrote their own metrics.
     process_stats: list = []
@@ -153,15 +160,14 @@ def _strays_deleted(session, now, since, reach):
     """Backups deleted as duplicate or orphan since ``since``, by reason.
 
     The entries are in the ``deleted_backups`` JSON of the execution
-    they were tagged with, which finished at most ``reach`` before them.
+    they were tagged with, which finished at most ``reach`` before them
+    and whose ``stray_deleted_at`` is the latest of them: found from the
+    index on (finished_at, stray_deleted_at) alone, only they are read.
     """
     totals = {'duplicate': 0, 'orphan': 0}
-    # Matched as the JSON text it is stored as.
-    text = sa.type_coerce(_EXECUTION.c.deleted_backups, sa.Text)
     query = (sa.select(_EXECUTION.c.deleted_backups)
              .where(_EXECUTION.c.finished_at >= since - reach,
-                    sa.or_(text.like('%"duplicate"%'),
-                           text.like('%"orphan"%'))))
+                    _EXECUTION.c.stray_deleted_at >= since))
     for entries in session.execute(query).scalars():
         for entry in entries or ():
             reason = entry.get('reason')
@@ -176,70 +182,128 @@ def _strays_deleted(session, now, since, reach):
     return totals
 
 
-# Policies ranked per statement: each is a range of the unique index on
-# (policy_id, scheduled_at).
-_STREAK_CHUNK = 500
+class _Policies(typing.NamedTuple):
+    counts: dict              # enabled (bool) -> count
+    backlog: int
+    backlog_oldest: typing.Optional[datetime.datetime]
+    protection: dict          # state -> (count, oldest last_success_at)
+    failure_streaks: dict     # streak length (capped) -> policies
 
 
-def _failure_streaks(session, longest, lookback_since):
-    """{streak length: policies} for policies whose newest run failed.
+def _earliest(first, second):
+    if first is None or second is None:
+        return second if first is None else first
+    return min(first, second)
 
-    A streak is the number of the newest runs (SUCCEEDED or FAILED,
-    scheduled since ``lookback_since``) that all failed, counted up to
-    ``longest`` (0: nothing is read).  The policies whose
-    ``last_execution_id`` names a FAILED execution that finished since
-    ``lookback_since`` are read first; only their history is ranked, by
-    the unique index on (policy_id, scheduled_at), a chunk at a time --
-    an ``IN`` over a subquery lets MariaDB scan the whole history instead.
+
+def _policies(session, now, longest):
+    """Every figure of the policies, in one pass over their table.
+
+    Grouped by whether the policy is enabled, its protection state and
+    its failure streak -- its ``consecutive_failures``, which the
+    transaction recording each outcome keeps (a success ends it, a failed
+    outcome lengthens it: ``db.protection.record_outcome``), capped at
+    ``longest`` (0: not read) -- so at most 2 x 4 x (``longest`` + 1)
+    groups, whatever the number of policies.
     """
-    # From the FAILED executions (the index on status) to their policy
-    # (by primary key), not from every policy to its last execution: the
-    # cost follows the failures, not the number of policies.  MariaDB
-    # would start from the policies; STRAIGHT_JOIN keeps the order.
-    if not longest:
-        return {}
-    policy = _POLICY.alias('policy')
-    failing = list(session.execute(
-        sa.select(_EXECUTION.c.policy_id)
-        .prefix_with('STRAIGHT_JOIN', dialect='mysql')
-        .select_from(_EXECUTION)
-        .join(policy, sa.and_(policy.c.id == _EXECUTION.c.policy_id,
-                              policy.c.last_execution_id
-                              == _EXECUTION.c.id))
-        .where(_EXECUTION.c.status == enums.ExecutionStatus.FAILED,
-               _EXECUTION.c.finished_at >= lookback_since)).scalars())
-    totals = {}
-    for start in range(0, len(failing), _STREAK_CHUNK):
-        rank = sa.func.row_number().over(
-            partition_by=_EXECUTION.c.policy_id,
-            order_by=_EXECUTION.c.scheduled_at.desc()).label('rank')
-        ranked = (sa.select(_EXECUTION.c.policy_id, _EXECUTION.c.status,
-                            rank)
-                  .where(_EXECUTION.c.policy_id.in_(
-                      failing[start:start + _STREAK_CHUNK]),
-                      _EXECUTION.c.scheduled_at >= lookback_since,
-                      _EXECUTION.c.status.in_(
-                          (enums.ExecutionStatus.SUCCEEDED,
-                           enums.ExecutionStatus.FAILED)))
-                  .subquery())
-        first_success = sa.func.min(sa.case(
-            (ranked.c.status != enums.ExecutionStatus.FAILED,
-             ranked.c.rank)))
-        streak = sa.func.coalesce(first_success - 1, sa.func.count())
-        per_policy = (sa.select(streak.label('streak'))
-                      .where(ranked.c.rank <= longest)
-                      .group_by(ranked.c.policy_id).subquery())
-        for length, count in session.execute(
-                sa.select(per_policy.c.streak, sa.func.count())
-                .group_by(per_policy.c.streak)):
-            totals[int(length)] = totals.get(int(length), 0) + count
-    return totals
+    due = _POLICY.c.next_execution_time <= now
+    failures = _POLICY.c.consecutive_failures
+    # The cap is written into the statement: PostgreSQL would not see
+    # two bind parameters as one grouped expression.
+    cap = sa.literal_column(str(int(longest)), sa.Integer)
+    groups = [_POLICY.c.enabled, _POLICY.c.protection]
+    if longest:
+        groups.append(sa.case((failures >= cap, cap), else_=failures))
+    query = (sa.select(sa.func.count(), _count_if(due),
+                       sa.func.min(sa.case(
+                           (due, _POLICY.c.next_execution_time))),
+                       sa.func.min(_POLICY.c.last_success_at), *groups)
+             .group_by(*groups))
+    result = _Policies({}, 0, None, {}, {})
+    for row in session.execute(query):
+        (count, due_count, due_oldest, oldest_success, enabled,
+         protection) = row[:6]
+        length = row[6] if longest else 0
+        enabled = bool(enabled)
+        result.counts[enabled] = result.counts.get(enabled, 0) + count
+        if enabled and due_count:
+            result = result._replace(
+                backlog=result.backlog + int(due_count),
+                backlog_oldest=_earliest(result.backlog_oldest, due_oldest))
+        if protection is not None:
+            total, oldest = result.protection.get(protection, (0, None))
+            result.protection[protection] = (
+                total + count, _earliest(oldest, oldest_success))
+        if length:
+            result.failure_streaks[int(length)] = (
+                result.failure_streaks.get(int(length), 0) + count)
+    return result
+
+
+def _add(totals, values):
+    for index, value in enumerate(values):
+        totals[index] += value
+
+
+def _executions(session, since, buckets):
+    """(in flight, finished, lateness sums) in two statements.
+
+    The unfinished executions by status (the index on status), and those
+    finished in the window by status and reason class (the index on
+    finished_at), each grouped by trigger too, with the sums of the
+    lateness histograms: those of the scheduled ones finished in the
+    window or dispatched and not finished are added up.
+    """
+    columns = (_lateness_columns(_EXECUTION.c.dispatched_at, buckets)
+               + _lateness_columns(_EXECUTION.c.started_at, buckets))
+    lateness = [0] * len(columns)
+    in_flight = {}
+    for status, trigger, count, oldest, *values in session.execute(
+            sa.select(_EXECUTION.c.status, _EXECUTION.c.trigger,
+                      sa.func.count(), sa.func.min(_EXECUTION.c.created_at),
+                      *columns)
+            .where(_EXECUTION.c.status.in_(
+                enums.ExecutionStatus.WAITING
+                + (enums.ExecutionStatus.RUNNING,)))
+            .group_by(_EXECUTION.c.status, _EXECUTION.c.trigger)):
+        total, first = in_flight.get(status, (0, None))
+        in_flight[status] = (total + count, oldest if first is None else
+                             min(first, oldest))
+        if (trigger == enums.ExecutionTrigger.SCHEDULE
+                and status != enums.ExecutionStatus.PENDING):
+            _add(lateness, values)
+    reason = _reason_class().label('reason')
+    finished = collections.Counter()
+    for status, reason_class, trigger, count, *values in session.execute(
+            sa.select(_EXECUTION.c.status, reason, _EXECUTION.c.trigger,
+                      sa.func.count(), *columns)
+            .where(_EXECUTION.c.finished_at >= since,
+                   _EXECUTION.c.status.in_(enums.ExecutionStatus.FINISHED))
+            .group_by(_EXECUTION.c.status, reason, _EXECUTION.c.trigger)):
+        finished[(status, reason_class)] += count
+        if trigger == enums.ExecutionTrigger.SCHEDULE:
+            _add(lateness, values)
+    return in_flight, dict(finished), lateness
+
+
+def _services(session, alive_since):
+    """({(binary, up): count}, the live ones' stats) in one statement."""
+    up = _SERVICE.c.heartbeat_at >= alive_since
+    services = collections.Counter()
+    process_stats = []
+    for service_id, binary, host, is_up, stats in session.execute(
+            sa.select(_SERVICE.c.id, _SERVICE.c.binary, _SERVICE.c.host,
+                      up, sa.case((up, _SERVICE.c.stats)))
+            .order_by(_SERVICE.c.binary, _SERVICE.c.host, _SERVICE.c.id)):
+        services[(binary, bool(is_up))] += 1
+        if is_up and stats is not None:
+            process_stats.append((service_id, binary, host, stats))
+    return dict(services), process_stats
 
 
 @context_manager.reader
 def collect(context, now, since, buckets, service_down_time,
-            reconcile_reach, longest_streak=1,
-            lookback=datetime.timedelta(days=30)):
+            reconcile_reach, longest_streak=1):
     """Read every figure of the metrics endpoint; a :class:`Snapshot`.
 
     ``since`` starts the window of the history figures, ``buckets`` are
@@ -247,68 +311,24 @@ def collect(context, now, since, buckets, service_down_time,
     the heartbeat age after which a process counts as down and
     ``reconcile_reach`` how long after its execution finished a stray
     backup may be deleted; failure streaks are counted up to
-    ``longest_streak`` runs over the ``lookback`` before ``now``.
+    ``longest_streak`` failed outcomes in a row.  Six statements, in one
+    transaction.
     """
     session = context.session
-    policies = dict(session.execute(
-        sa.select(_POLICY.c.enabled, sa.func.count())
-        .group_by(_POLICY.c.enabled)).all())
-    backlog, backlog_oldest = session.execute(
-        sa.select(sa.func.count(), sa.func.min(_POLICY.c.next_execution_time))
-        .where(_POLICY.c.enabled == sa.true(),
-               _POLICY.c.next_execution_time <= now)).one()
-    in_flight = {row[0]: (row[1], row[2]) for row in session.execute(
-        sa.select(_EXECUTION.c.status, sa.func.count(),
-                  sa.func.min(_EXECUTION.c.created_at))
-        .where(_EXECUTION.c.status.in_(
-            enums.ExecutionStatus.WAITING + (enums.ExecutionStatus.RUNNING,)))
-        .group_by(_EXECUTION.c.status))}
-    reason = _reason_class().label('reason')
-    finished = {(row[0], row[1]): row[2] for row in session.execute(
-        sa.select(_EXECUTION.c.status, reason, sa.func.count())
-        .where(_EXECUTION.c.finished_at >= since,
-               _EXECUTION.c.status.in_(enums.ExecutionStatus.FINISHED))
-        .group_by(_EXECUTION.c.status, reason))}
-    # Lateness: the scheduled runs finished in the window (by the index on
-    # finished_at) and those in flight (by the index on status).
-    columns = (_lateness_columns(_EXECUTION.c.dispatched_at, buckets)
-               + _lateness_columns(_EXECUTION.c.started_at, buckets))
-    scheduled = _EXECUTION.c.trigger == enums.ExecutionTrigger.SCHEDULE
-    lateness = [
-        sum(values) for values in zip(
-            session.execute(sa.select(*columns).where(
-                _EXECUTION.c.finished_at >= since,
-                _EXECUTION.c.status.in_(enums.ExecutionStatus.FINISHED),
-                scheduled)).one(),
-            session.execute(sa.select(*columns).where(
-                _EXECUTION.c.status.in_(
-                    (enums.ExecutionStatus.DISPATCHED,
-                     enums.ExecutionStatus.RUNNING)),
-                scheduled)).one())]
+    policies = _policies(session, now, longest_streak)
+    in_flight, finished, lateness = _executions(session, since, buckets)
     reconciliations_due = session.execute(
         sa.select(sa.func.count()).select_from(_RECONCILIATION)
         .where(_RECONCILIATION.c.due_at <= now)).scalar()
-    alive_since = now - datetime.timedelta(seconds=service_down_time)
-    up = (_SERVICE.c.heartbeat_at >= alive_since).label('up')
-    services = {}
-    for binary, is_up, count in session.execute(
-            sa.select(_SERVICE.c.binary, up, sa.func.count())
-            .group_by(_SERVICE.c.binary, up)):
-        services[(binary, bool(is_up))] = count
-    process_stats = [tuple(row) for row in session.execute(
-        sa.select(_SERVICE.c.id, _SERVICE.c.binary, _SERVICE.c.host,
-                  _SERVICE.c.stats)
-        .where(_SERVICE.c.heartbeat_at >= alive_since,
-               _SERVICE.c.stats.is_not(None))
-        .order_by(_SERVICE.c.binary, _SERVICE.c.host, _SERVICE.c.id))]
+    services, process_stats = _services(
+        session, now - datetime.timedelta(seconds=service_down_time))
     return Snapshot(
-        policies={bool(key): value for key, value in policies.items()},
-        backlog=backlog, backlog_oldest=backlog_oldest,
+        policies=policies.counts, backlog=policies.backlog,
+        backlog_oldest=policies.backlog_oldest,
         in_flight=in_flight, finished=finished,
         dispatch_lateness=_lateness(lateness, 0, buckets),
         start_lateness=_lateness(lateness, len(buckets) + 2, buckets),
         strays_deleted=_strays_deleted(session, now, since, reconcile_reach),
         reconciliations_due=reconciliations_due, services=services,
-        failure_streaks=_failure_streaks(session, longest_streak,
-                                         now - lookback),
-        process_stats=process_stats)
+        failure_streaks=policies.failure_streaks,
+        protection=policies.protection, process_stats=process_stats)

@@ -20,13 +20,18 @@ statements are SQL text, one form per dialect (see the comment above
 """
 
 import datetime
+import functools
+import json
+import types as types_
 import typing
 
 import sqlalchemy as sa
 
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
+from dbaas_scheduler.db import capacity as db_capacity
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import protection as db_protection
 from dbaas_scheduler.db import types
 from dbaas_scheduler import enums
 
@@ -37,7 +42,8 @@ _EXECUTION = models.BackupExecution.__table__
 _DUE_POLICY_COLUMNS = (
     'id', 'project_id', 'instance_id', 'schedule_type', 'schedule',
     'resolved_schedule', 'timezone', 'start_at', 'end_at', 'remaining_runs',
-    'catchup_window', 'next_execution_time')
+    'catchup_window', 'start_window', 'completion_window', 'exclusions',
+    'next_execution_time')
 
 
 class PolicyAdvance(typing.NamedTuple):
@@ -57,7 +63,11 @@ class PolicyAdvance(typing.NamedTuple):
 
 
 class NewExecution(typing.NamedTuple):
-    """One execution the tick inserts (DISPATCHED, or SKIPPED as missed)."""
+    """One execution the tick inserts.
+
+    DISPATCHED (a run), SKIPPED (missed, or excluded) or EXPIRED (its start
+    window ended before the engine got to it).
+    """
 
     id: str
     policy_id: str
@@ -71,6 +81,8 @@ class NewExecution(typing.NamedTuple):
     created_at: datetime.datetime
     dispatched_at: typing.Optional[datetime.datetime]
     finished_at: typing.Optional[datetime.datetime]
+    start_deadline: typing.Optional[datetime.datetime] = None
+    completion_deadline: typing.Optional[datetime.datetime] = None
 
 
 _ADVANCE_COLUMNS = PolicyAdvance._fields
@@ -85,7 +97,12 @@ def claim_due_policies(context, now, limit):
     burst without blocking each other.  SQLite has no row locks (one engine
     only); the compare-and-set in :func:`advance_policies` still fences it.
     """
-    query = (sa.select(*[_POLICY.c[name] for name in _DUE_POLICY_COLUMNS])
+    columns = [_POLICY.c[name] for name in _DUE_POLICY_COLUMNS]
+    # The exclusions as stored (JSON text): the tick decodes each distinct
+    # text once, not each row.
+    columns[_DUE_POLICY_COLUMNS.index('exclusions')] = sa.type_coerce(
+        _POLICY.c.exclusions, sa.Text).label('exclusions')
+    query = (sa.select(*columns)
              .where(_POLICY.c.enabled == sa.true(),
                     _POLICY.c.next_execution_time <= now)
              .order_by(_POLICY.c.next_execution_time)
@@ -223,6 +240,138 @@ def insert_executions(context, executions):
         for execution in executions for value in execution)).rowcount
 
 
+def _json_text(rows):
+    """``rows`` (tuples) as one JSON array of arrays, for the SQL below.
+
+    Datetimes become naive UTC text to the microsecond, converted once per
+    distinct value: a batch has a handful (its ``now``, due times, slots
+    and deadlines), shared by every row.
+    """
+    texts = {}
+
+    def datetime_text(value):
+        text = texts.get(value)
+        if text is None:
+            naive = (value.astimezone(types.UTC).replace(tzinfo=None)
+                     if value.tzinfo is not None else value)
+            text = texts[value] = naive.strftime(_SQLITE_DATETIME)
+        return text
+
+    return json.dumps(rows, default=datetime_text, separators=(',', ':'))
+
+
+def _json_columns(dialect, name, table, fields, aliases=None):
+    """The batch's fields read from its JSON, typed as ``table`` has them.
+
+    ``fields`` are column names of ``table``, in the order of each row's
+    values; ``aliases`` names them otherwise.  PostgreSQL: cast expressions
+    over ``e``, an element of the array; MariaDB/MySQL: the COLUMNS clause
+    of a JSON_TABLE.
+    """
+    form = ('CAST(e->>{n} AS {type}) AS {alias}' if name == 'postgresql'
+            else "{alias} {type} PATH '$[{n}]'")
+    columns = []
+    for number, (field, alias) in enumerate(zip(fields, aliases or fields)):
+        type_ = table.c[field].type.compile(dialect=dialect)
+        if name == 'mysql' and type_ == 'TEXT':
+            # Free text may hold any character: utf8mb4, as the tables.
+            type_ += ' CHARACTER SET utf8mb4'
+        columns.append(form.format(
+            n=number, alias=dialect.identifier_preparer.quote(alias),
+            type=type_))
+    return ', '.join(columns)
+
+
+# The JSON parameter in utf8mb4, whatever the connection's character set:
+# MariaDB cannot decode an escaped character outside the Basic
+# Multilingual Plane (an emoji) into utf8mb3, and reads the text as ''.
+_MYSQL_JSON = 'CONVERT(%s USING utf8mb4)'
+
+
+@functools.lru_cache(maxsize=4)
+def _tick_sql(dialect):
+    """The SQL of :func:`record_tick` for a dialect; one or two statements.
+
+    PostgreSQL: the compare-and-set and the insert in one statement (two
+    data-modifying CTEs) that answers both row counts.  MariaDB/MySQL
+    cannot (no UPDATE in a CTE, one statement per call): two statements,
+    each with its batch as one JSON_TABLE.
+    """
+    name = 'mysql' if dialect.name == 'mariadb' else dialect.name
+    quote = dialect.identifier_preparer.quote
+    advance_set = ', '.join(
+        ['%s = v.%s' % (column, column) for column in _ADVANCE_COLUMNS[2:]]
+        + ['updated_at = %s'])
+    execution_columns = ', '.join(quote(column)
+                                  for column in NewExecution._fields)
+    # A PolicyAdvance: the policy's id and the due time it was claimed at
+    # (typed as next_execution_time), then the values it gets.
+    advance_fields = _json_columns(
+        dialect, name, _POLICY,
+        ('id', 'next_execution_time') + _ADVANCE_COLUMNS[2:],
+        _ADVANCE_COLUMNS)
+    execution_fields = _json_columns(dialect, name, _EXECUTION,
+                                     NewExecution._fields)
+    if name == 'postgresql':
+        return ((
+            'WITH v AS (SELECT ' + advance_fields + ' '
+            'FROM jsonb_array_elements(CAST(%s AS jsonb)) AS e), '
+            'advanced AS (UPDATE backup_policy AS p SET ' + advance_set +
+            ' FROM v WHERE p.id = v.id AND p.next_execution_time = v.due '
+            'RETURNING 1), '
+            'inserted AS (INSERT INTO backup_execution (' +
+            execution_columns + ') SELECT ' + execution_fields + ' '
+            'FROM jsonb_array_elements(CAST(%s AS jsonb)) AS e ' +
+            _ONCE_PER_SLOT[name] + ' RETURNING 1) '
+            'SELECT (SELECT count(*) FROM advanced), '
+            '(SELECT count(*) FROM inserted)'),)
+    return (
+        'UPDATE backup_policy AS p JOIN JSON_TABLE(' + _MYSQL_JSON +
+        ', \'$[*]\' COLUMNS (' +
+        advance_fields + ')) AS v '
+        'ON p.id = v.id AND p.next_execution_time = v.due '
+        'SET ' + ', '.join('p.' + item for item in advance_set.split(', ')),
+        'INSERT INTO backup_execution (' + execution_columns + ') '
+        'SELECT ' + ', '.join('v.' + quote(column)
+                              for column in NewExecution._fields) + ' '
+        'FROM JSON_TABLE(' + _MYSQL_JSON + ', \'$[*]\' COLUMNS (' +
+        execution_fields +
+        ')) AS v ON DUPLICATE KEY UPDATE id = backup_execution.id')
+
+
+@context_manager.writer
+def record_tick(context, advances, executions, now):
+    """Compare-and-set the claimed policies and insert their executions.
+
+    ``advances`` are :class:`PolicyAdvance` rows (see
+    :func:`advance_policies`), ``executions`` :class:`NewExecution` rows
+    (see :func:`insert_executions`).  Returns ``(matched, inserted)``,
+    inserted being -1 where the driver cannot tell.  On PostgreSQL this is
+    one statement, on MariaDB/MySQL two, whatever the size of the batch:
+    each batch travels as one JSON parameter, so neither the driver nor
+    the server handles a placeholder per value.  SQLite runs the two
+    statements above.
+    """
+    connection = context.session.connection()
+    dialect = connection.dialect
+    if dialect.name == 'sqlite' or not advances:
+        return (advance_policies(context, advances, now),
+                insert_executions(context, executions))
+    statements = _tick_sql(dialect)
+    stamp = _driver_value('postgresql', now)
+    if len(statements) == 1:
+        matched, inserted = connection.exec_driver_sql(statements[0], (
+            _json_text(advances), stamp, _json_text(executions))).one()
+        return matched, inserted
+    matched = connection.exec_driver_sql(
+        statements[0], (_json_text(advances), stamp)).rowcount
+    inserted = 0
+    if executions:
+        inserted = connection.exec_driver_sql(
+            statements[1], (_json_text(executions),)).rowcount
+    return matched, inserted
+
+
 # A slot that already has its execution keeps it: the policy's next time
 # was set back to a slot that ran (a resume or update on a host whose
 # clock is behind the engine's), and running it again would break "once";
@@ -311,7 +460,8 @@ def _waiting(now, stale_before):
 
 @_retry_deadlock
 @context_manager.writer
-def claim_waiting_executions(context, now, stale_before, limit):
+def claim_waiting_executions(context, now, stale_before, limit,
+                             limits=None):
     """Take up to ``limit`` executions no worker claimed, to cast again.
 
     An execution qualifies when it is PENDING or DISPATCHED and either its
@@ -326,10 +476,18 @@ def claim_waiting_executions(context, now, stale_before, limit):
     with the read itself would lock every waiting row the read scans and
     sorts -- all of a burst's -- and hold them until the commit.  Returns
     the ids taken.
+
+    Under active ``limits`` (``db_capacity.Limits``) the candidates are
+    those with room to start, round-robin across projects and in slot
+    order within one (``db_capacity.fair_candidates``); else the oldest.
     """
-    candidates = list(context.session.execute(
-        sa.select(_EXECUTION.c.id).where(*_waiting(now, stale_before))
-        .order_by(_EXECUTION.c.created_at).limit(limit)).scalars())
+    if limits is not None and limits.active:
+        candidates = db_capacity.fair_candidates(
+            context, _waiting(now, stale_before), limits, now, limit)
+    else:
+        candidates = list(context.session.execute(
+            sa.select(_EXECUTION.c.id).where(*_waiting(now, stale_before))
+            .order_by(_EXECUTION.c.created_at).limit(limit)).scalars())
     if not candidates:
         return []
     ids = [row.id for row in _lock_skipping_locked(
@@ -372,3 +530,71 @@ def reclaim_expired_leases(context, now, limit):
                     lease_expires_at=None, dispatched_at=now,
                     status_reason=RESUMING_REASON))
     return [(row.id, row.owner) for row in rows]
+
+
+# The status reason of an execution no worker claimed before its start
+# window ended.
+UNCLAIMED_EXPIRED_REASON = ('start window ended at %s before any worker '
+                            'claimed it')
+
+
+def _never_started(now):
+    """Waiting, never claimed, and past its start window."""
+    return (_EXECUTION.c.status.in_(enums.ExecutionStatus.WAITING),
+            _EXECUTION.c.attempts == 0,
+            _EXECUTION.c.backup_id.is_(None),
+            _EXECUTION.c.start_deadline < now)
+
+
+@_retry_deadlock
+@context_manager.writer
+def expire_unclaimed_executions(context, now, limit):
+    """EXPIRED: waiting executions no worker claimed within their window.
+
+    Only those never claimed (``attempts`` 0): nothing can have been
+    created for them.  One a worker claimed before is left to the worker,
+    which looks for a backup made under its earlier claim before it
+    expires it.  Read, then locked, as :func:`claim_waiting_executions`
+    does: a worker's claim of the same row waits for this transaction and
+    then finds it EXPIRED, or this finds it RUNNING and leaves it.
+
+    Each EXPIRED is counted on its policy in the same transaction
+    (``db_protection.record_outcome``: the failure streak, the pause
+    after ``pause_after_failures``, the protection state), as a worker's
+    is.  The policies are locked first, in key order, before the
+    executions (which are never waited for): the order of the engine's
+    tick, which locks policies and then writes their executions, so the
+    two cannot deadlock.  Returns the rows expired (their fields as of
+    before), each with the ``outcome`` recorded (a
+    ``db_protection.Outcome``).
+    """
+    candidates = context.session.execute(
+        sa.select(_EXECUTION.c.id, _EXECUTION.c.policy_id)
+        .where(*_never_started(now))
+        .order_by(_EXECUTION.c.start_deadline).limit(limit)).all()
+    if not candidates:
+        return []
+    context.session.execute(
+        sa.select(_POLICY.c.id)
+        .where(_POLICY.c.id.in_(sorted({row.policy_id
+                                        for row in candidates})))
+        .order_by(_POLICY.c.id).with_for_update()).all()
+    rows = _lock_skipping_locked(
+        context, [row.id for row in candidates], _never_started(now),
+        (_EXECUTION.c.id, _EXECUTION.c.policy_id, _EXECUTION.c.project_id,
+         _EXECUTION.c.instance_id, _EXECUTION.c.scheduled_at,
+         _EXECUTION.c.trigger, _EXECUTION.c.attempts,
+         _EXECUTION.c.start_deadline, _EXECUTION.c.completion_deadline))
+    expired = []
+    for row in rows:
+        reason = UNCLAIMED_EXPIRED_REASON % row.start_deadline.isoformat()
+        context.session.execute(
+            sa.update(_EXECUTION).where(_EXECUTION.c.id == row.id)
+            .values(status=enums.ExecutionStatus.EXPIRED, finished_at=now,
+                    next_attempt_at=None, status_reason=reason))
+        outcome = db_protection.record_outcome(
+            context, row.id, enums.ExecutionStatus.EXPIRED, now,
+            fault=reason)
+        expired.append(types_.SimpleNamespace(**row._asdict(),
+                                              outcome=outcome))
+    return expired

@@ -27,7 +27,9 @@ import sqlalchemy as sa
 
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
+from dbaas_scheduler.db import capacity as db_capacity
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import protection as db_protection
 from dbaas_scheduler.db import reconciliation as db_reconciliation
 from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import enums
@@ -52,7 +54,7 @@ def _claim_values(owner, claim_id, lease, now):
 @db_api.retry_on_deadlock
 @context_manager.writer
 def claim_executions(context, execution_ids, owner, claim_id, now,
-                     lease_seconds):
+                     lease_seconds, limits=None):
     """Claim executions for ``owner`` with token ``claim_id``.
 
     Returns the ids claimed.  One conditional UPDATE for the whole list:
@@ -62,9 +64,68 @@ def claim_executions(context, execution_ids, owner, claim_id, now,
     finished, a duplicate message -- is not touched and not returned.
     ``claim_id`` must be new (a UUID): the rows that carry it afterwards
     are exactly those this call claimed.
+
+    ``limits`` (``db_capacity.Limits``), when active, first admits the
+    executions whose project and region are below their limits and
+    queues the others, in this transaction (``db_capacity.admit``).
     """
+    execution_ids = _claim(context, execution_ids, owner, claim_id, now,
+                           lease_seconds, limits)
     if not execution_ids:
         return []
+    query = sa.select(_EXECUTION.c.id).where(
+        _EXECUTION.c.id.in_(execution_ids),
+        _EXECUTION.c.claim_id == claim_id)
+    return list(context.session.execute(query).scalars())
+
+
+class Claimed(typing.NamedTuple):
+    """What :func:`claim_and_load` claimed, loaded in its transaction.
+
+    ``ids`` the ids claimed, ``rows`` their ``[(execution, policy or
+    None)]`` (as :func:`get_executions_and_policies`), ``overlaps`` as
+    :func:`find_overlaps` answers for them.
+    """
+
+    ids: list
+    rows: list
+    overlaps: dict
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer
+def claim_and_load(context, execution_ids, owner, claim_id, now,
+                   lease_seconds, limits=None):
+    """:func:`claim_executions`, and what starting them needs, at once.
+
+    The same conditional UPDATE under the new token ``claim_id``; then,
+    in the same transaction, the rows that carry ``claim_id`` -- exactly
+    the executions this claim took -- with their policies, and their
+    overlaps.  One transaction (one connection check-out and its
+    pre-ping, one commit) per message instead of three.  Returns a
+    :class:`Claimed`.
+    """
+    execution_ids = _claim(context, execution_ids, owner, claim_id, now,
+                           lease_seconds, limits)
+    if not execution_ids:
+        return Claimed([], [], {})
+    rows = _load(context, sa.and_(_EXECUTION.c.id.in_(execution_ids),
+                                  _EXECUTION.c.claim_id == claim_id))
+    executions = [execution for execution, _ in rows]
+    return Claimed([execution.id for execution in executions], rows,
+                   find_overlaps(context, executions))
+
+
+def _claim(context, execution_ids, owner, claim_id, now, lease_seconds,
+           limits):
+    """The claim's UPDATE; the ids it was offered (after the limits)."""
+    if not execution_ids:
+        return []
+    if limits is not None and limits.active:
+        execution_ids = db_capacity.admit(context, execution_ids, limits,
+                                          now)
+        if not execution_ids:
+            return []
     lease = now + datetime.timedelta(seconds=lease_seconds)
     claimable = sa.and_(
         sa.or_(_EXECUTION.c.status.in_(enums.ExecutionStatus.WAITING),
@@ -83,10 +144,7 @@ def claim_executions(context, execution_ids, owner, claim_id, now,
         sa.update(_EXECUTION)
         .where(_EXECUTION.c.id.in_(execution_ids), claimable)
         .values(**values))
-    query = sa.select(_EXECUTION.c.id).where(
-        _EXECUTION.c.id.in_(execution_ids),
-        _EXECUTION.c.claim_id == claim_id)
-    return list(context.session.execute(query).scalars())
+    return execution_ids
 
 
 @db_api.retry_on_deadlock
@@ -124,21 +182,27 @@ def get_executions_and_policies(context, execution_ids):
     """
     if not execution_ids:
         return []
+    return _load(context, _EXECUTION.c.id.in_(execution_ids))
+
+
+_EXECUTION_KEYS = tuple(column.key for column in _EXECUTION.c)
+_POLICY_KEYS = tuple(column.key for column in _POLICY.c)
+_SPLIT = len(_EXECUTION_KEYS)
+
+
+def _load(context, where):
+    """``[(execution, policy or None)]`` of the executions ``where``."""
     query = (
         sa.select(*_EXECUTION.c, *_POLICY.c)
         .select_from(_EXECUTION.outerjoin(
             _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
-        .where(_EXECUTION.c.id.in_(execution_ids)))
-    split = len(_EXECUTION.c)
-    execution_keys = [column.key for column in _EXECUTION.c]
-    policy_keys = [column.key for column in _POLICY.c]
+        .where(where))
+    namespace = types.SimpleNamespace
     found = []
     for row in context.session.execute(query):
-        execution = types.SimpleNamespace(
-            **dict(zip(execution_keys, row[:split])))
-        policy_values = row[split:]
-        policy = (types.SimpleNamespace(**dict(zip(policy_keys,
-                                                   policy_values)))
+        execution = namespace(**dict(zip(_EXECUTION_KEYS, row[:_SPLIT])))
+        policy_values = row[_SPLIT:]
+        policy = (namespace(**dict(zip(_POLICY_KEYS, policy_values)))
                   if policy_values[0] is not None else None)
         found.append((execution, policy))
     return found
@@ -280,35 +344,67 @@ def record_backup_id(context, execution_id, claim_id, backup_id):
     return context.session.execute(statement).rowcount == 1
 
 
+# PostgreSQL: every triple in one statement, whatever the batch's size
+# (one SQL text, so one compiled statement), which says which rows it
+# changed.  The conditions are record_backup_id's, row by row.
+_RECORD_BACKUP_IDS_POSTGRESQL = sa.text(
+    'UPDATE backup_execution SET backup_id = v.backup_id '
+    'FROM unnest(CAST(:ids AS text[]), CAST(:claims AS text[]), '
+    'CAST(:backups AS text[])) AS v(id, claim_id, backup_id) '
+    'WHERE backup_execution.id = v.id '
+    'AND backup_execution.claim_id = v.claim_id '
+    "AND coalesce(backup_execution.status, '') = :running "
+    'AND backup_execution.backup_id IS NULL '
+    'RETURNING backup_execution.id').bindparams(running=_RUNNING)
+
+
 @db_api.retry_on_deadlock
 @context_manager.writer
 def record_backup_ids(context, recorded):
     """Record many ``(execution id, claim id, backup id)`` at once.
 
     Returns the execution ids whose backup id was recorded (those whose
-    claim still holds).  One compiled UPDATE run for every triple (found
-    by key, see ``still_running``) costs the worker less than one
-    statement built for the whole batch, which SQLAlchemy would compile
-    anew for each size.
+    claim still holds).  Each triple is recorded under the conditions of
+    :func:`record_backup_id` (found by key, see ``still_running``).  On
+    PostgreSQL one UPDATE over the arrays of the batch, which returns the
+    rows it changed; elsewhere one compiled UPDATE run for every triple
+    (which costs the worker less than one statement built for the whole
+    batch, which SQLAlchemy would compile anew for each size).  A triple
+    the UPDATE did not change is then read back: recorded already under
+    the same claim, it counts as recorded, as it always did.
     """
     if not recorded:
         return set()
-    statement = (sa.update(_EXECUTION)
-                 .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
-                        _EXECUTION.c.claim_id == sa.bindparam('claim'),
-                        still_running(), _EXECUTION.c.backup_id.is_(None))
-                 .values(backup_id=sa.bindparam('new_backup_id')))
-    context.session.execute(statement, [
-        {'execution_id': execution_id, 'claim': claim_id,
-         'new_backup_id': backup_id}
-        for execution_id, claim_id, backup_id in recorded])
     wanted = {execution_id: (claim_id, backup_id)
               for execution_id, claim_id, backup_id in recorded}
-    query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id,
-                      _EXECUTION.c.backup_id).where(
-        _EXECUTION.c.id.in_(list(wanted)))
-    return {row.id for row in context.session.execute(query).all()
-            if (row.claim_id, row.backup_id) == wanted[row.id]}
+    session = context.session
+    if session.get_bind().dialect.name == 'postgresql':
+        done = set(session.execute(_RECORD_BACKUP_IDS_POSTGRESQL, {
+            'ids': [item[0] for item in recorded],
+            'claims': [item[1] for item in recorded],
+            'backups': [item[2] for item in recorded]}).scalars())
+        unsure = [execution_id for execution_id in wanted
+                  if execution_id not in done]
+    else:
+        statement = (sa.update(_EXECUTION)
+                     .where(_EXECUTION.c.id == sa.bindparam('execution_id'),
+                            _EXECUTION.c.claim_id == sa.bindparam('claim'),
+                            still_running(),
+                            _EXECUTION.c.backup_id.is_(None))
+                     .values(backup_id=sa.bindparam('new_backup_id')))
+        session.execute(statement, [
+            {'execution_id': execution_id, 'claim': claim_id,
+             'new_backup_id': backup_id}
+            for execution_id, claim_id, backup_id in recorded])
+        done = set()
+        unsure = list(wanted)
+    if unsure:
+        query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id,
+                          _EXECUTION.c.backup_id).where(
+            _EXECUTION.c.id.in_(unsure))
+        done.update(row.id for row in session.execute(query).all()
+                    if (row.claim_id, row.backup_id) == wanted[row.id])
+    return done
 
 
 @db_api.retry_on_deadlock
@@ -331,24 +427,40 @@ def release_execution(context, execution_id, claim_id, next_attempt_at,
 @context_manager.writer
 def finish_execution(context, execution_id, claim_id, status, now,
                      reason=None, fault=None, reconcile=None):
-    """RUNNING -> SUCCEEDED, FAILED or SKIPPED; False if the claim is gone.
+    """RUNNING -> SUCCEEDED, FAILED, SKIPPED or EXPIRED; False if not.
 
-    A ``reason`` replaces the status reason; without one, what the engine
-    noted (e.g. coalesced missed runs) stays.  ``reconcile``, a
+    False if the claim is gone -- or, for EXPIRED, if a backup id is
+    recorded: an execution whose backup was taken never expires (the same
+    compare-and-set, under the same claim, as ``record_backup_id``, which
+    in turn needs the execution RUNNING).  A ``reason`` replaces the
+    status reason; without one, what the engine noted (e.g. coalesced
+    missed runs) stays.  ``reconcile``, a
     ``db_reconciliation.InstanceToReconcile``, queues the execution's
-    instance for reconciliation in the same transaction.
+    instance for reconciliation in the same transaction.  The outcome is
+    counted on the policy in the same transaction too
+    (``db_protection.record_outcome``): what it changed there, a
+    ``db_protection.Outcome`` (a true value), is returned.
     """
     values = dict(status=status, finished_at=now, fault=fault,
                   lease_expires_at=None)
     if reason is not None:
         values['status_reason'] = reason
+    conditions = _held(execution_id, claim_id)
+    if status == enums.ExecutionStatus.EXPIRED:
+        conditions += (_EXECUTION.c.backup_id.is_(None),)
     statement = (sa.update(_EXECUTION)
-                 .where(*_held(execution_id, claim_id)).values(**values))
+                 .where(*conditions).values(**values))
     if context.session.execute(statement).rowcount != 1:
         return False
     if reconcile is not None:
         db_reconciliation.schedule(context, reconcile)
-    return True
+    return db_protection.record_outcome(context, execution_id, status, now,
+                                        fault=fault)
+
+
+# The reasons of the entries of deleted_backups that are strays
+# (worker.strays: DUPLICATE, ORPHAN), which mark stray_deleted_at.
+STRAY_REASONS = ('duplicate', 'orphan')
 
 
 @db_api.retry_on_deadlock
@@ -362,7 +474,8 @@ def record_deleted_backups(context, execution_id, deleted_backups):
     is locked while its list is read and written back.
     """
     row = context.session.execute(
-        sa.select(_EXECUTION.c.deleted_backups)
+        sa.select(_EXECUTION.c.deleted_backups,
+                  _EXECUTION.c.stray_deleted_at)
         .where(_EXECUTION.c.id == execution_id)
         .with_for_update()).first()
     if row is None:
@@ -372,10 +485,26 @@ def record_deleted_backups(context, execution_id, deleted_backups):
     added = [entry for entry in deleted_backups
              if entry.get('id') not in known]
     if added:
+        # The latest deletion of a stray, which the metrics find by the
+        # index on (finished_at, stray_deleted_at).
+        strays = [datetime.datetime.fromisoformat(entry['deleted_at'])
+                  for entry in added
+                  if entry.get('reason') in STRAY_REASONS
+                  and entry.get('deleted_at')]
+        if row.stray_deleted_at is not None:
+            strays.append(row.stray_deleted_at)
+        latest = max(strays, key=_aware, default=None)
         context.session.execute(
             sa.update(_EXECUTION).where(_EXECUTION.c.id == execution_id)
-            .values(deleted_backups=current + added))
+            .values(deleted_backups=current + added,
+                    stray_deleted_at=latest))
     return added
+
+
+def _aware(when):
+    """A naive time as UTC, to compare it with aware ones."""
+    return (when if when.tzinfo is not None
+            else when.replace(tzinfo=datetime.timezone.utc))
 
 
 @context_manager.reader

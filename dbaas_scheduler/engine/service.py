@@ -23,6 +23,7 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import purge as db_purge
 from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import dispatch
@@ -31,6 +32,7 @@ from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler.engine import sweeps
 from dbaas_scheduler.engine import tick
 from dbaas_scheduler.engine import trusts
+from dbaas_scheduler import notifications
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
@@ -102,10 +104,19 @@ class EngineService(service.LoopingService):
                 dispatch.dispatch(self.worker_api, context, result.runs,
                                   self.conf.engine.executions_per_message,
                                   now)
+        for expired in result.expired:
+            notifications.notify_execution(
+                self.conf, context, 'expired',
+                notifications.execution_payload(
+                    expired, backup_id=None, started_at=None, fault=None))
+        for policy_id, outcome in result.outcomes:
+            notifications.announce_outcome(self.conf, context, policy_id,
+                                           outcome, db_api.get_policy)
         if result.claimed:
             LOG.info('Tick: %d due policies, %d runs dispatched, %d missed '
-                     'slots recorded, %d policies finished',
-                     result.claimed, len(result.runs), result.missed,
+                     'slots recorded, %d excluded, %d expired, %d policies '
+                     'finished', result.claimed, len(result.runs),
+                     result.missed, result.excluded, len(result.expired),
                      result.finished)
         if result.full:
             return 0

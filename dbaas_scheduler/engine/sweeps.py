@@ -28,9 +28,17 @@ import time
 
 from oslo_log import log as logging
 
+from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import capacity as db_capacity
+from dbaas_scheduler.db import restores as db_restores
 from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler.db import services as db_services
+from dbaas_scheduler.db import verifications as db_verifications
 from dbaas_scheduler import dispatch
+from dbaas_scheduler.engine import protection
+from dbaas_scheduler import enums
+from dbaas_scheduler import notifications
+from dbaas_scheduler import schedule
 
 LOG = logging.getLogger(__name__)
 
@@ -42,6 +50,10 @@ class SweepResult:
     expired_services: int
     # Executions left for a later pass by the rate limit.
     deferred: bool = False
+    # Protection states that time moved on (engine/protection.py).
+    protection: int = 0
+    # Executions EXPIRED: never claimed within their start window.
+    expired: int = 0
 
 
 class RecastLimiter:
@@ -120,6 +132,21 @@ def sweep(context, worker_api, conf, now, limiter=None):
     stale_before = now - datetime.timedelta(
         seconds=conf.engine.dispatch_timeout)
 
+    expired = db_scheduling.expire_unclaimed_executions(
+        context, now, conf.engine.batch_size)
+    for row in expired:
+        LOG.warning('Execution %s of policy %s: EXPIRED, no worker claimed '
+                    'it before its start window ended at %s', row.id,
+                    row.policy_id, row.start_deadline.isoformat())
+        notifications.notify_execution(
+            conf, context, 'expired', notifications.execution_payload(
+                row, status=enums.ExecutionStatus.EXPIRED,
+                status_reason=db_scheduling.UNCLAIMED_EXPIRED_REASON
+                % row.start_deadline.isoformat(), backup_id=None,
+                started_at=None, finished_at=now, fault=None))
+        notifications.announce_outcome(conf, context, row.policy_id,
+                                       row.outcome, db_api.get_policy)
+
     # Executions a worker lost go first: each may be a backup under way.
     def reclaim(limit):
         expired = db_scheduling.reclaim_expired_leases(context, now, limit)
@@ -135,8 +162,9 @@ def sweep(context, worker_api, conf, now, limiter=None):
     limiter.spend(claimed)
 
     def recast(limit):
-        ids = db_scheduling.claim_waiting_executions(context, now,
-                                                     stale_before, limit)
+        ids = db_scheduling.claim_waiting_executions(
+            context, now, stale_before, limit,
+            limits=db_capacity.limits_from_conf(conf))
         if ids:
             LOG.info('Casting %d executions again that no worker claimed '
                      'within %ss', len(ids), conf.engine.dispatch_timeout)
@@ -152,7 +180,54 @@ def sweep(context, worker_api, conf, now, limiter=None):
                  'sweep_recast_max_per_pass) is spent; executions still '
                  'waiting are cast by the next passes')
 
+    record_due_verifications(context, now)
+    recast_restores(context, worker_api, conf, now)
     expired_services = db_services.delete_expired_services(
         context, now - datetime.timedelta(seconds=conf.service_expiry))
+    transitions = protection.sweep(context, conf, now)
     return SweepResult(recast_count, resumed, expired_services,
-                       stopped == BUDGET_SPENT)
+                       stopped == BUDGET_SPENT, len(transitions),
+                       len(expired))
+
+
+def record_due_verifications(context, now):
+    """Record the scheduled verifications now due (cast by the next step).
+
+    A new verification is PENDING and never cast: :func:`recast_restores`
+    casts it in the same pass.
+    """
+    try:
+        created = db_verifications.create_due_verifications(
+            context, now, schedule.next_verify_slot)
+    except Exception as exc:
+        LOG.warning('Sweep: cannot record the verifications due: %s', exc)
+        return []
+    for restore_id in created:
+        LOG.info('Sweep: verification %s recorded', restore_id)
+    return created
+
+
+def recast_restores(context, worker_api, conf, now):
+    """Cast again the restores no worker took, or whose worker died.
+
+    Stamped ``dispatched_at`` in the transaction that picks them, so two
+    engines do not both cast one within ``[engine] dispatch_timeout``; a
+    restore cast twice is claimed once.  Returns how many were cast.
+    """
+    try:
+        ids = db_restores.restores_to_cast(context, now,
+                                           conf.engine.dispatch_timeout)
+    except Exception as exc:
+        LOG.warning('Sweep: cannot look for restores to cast again: %s', exc)
+        return 0
+    for count, restore_id in enumerate(ids):
+        try:
+            worker_api.restore_backup(context, restore_id)
+        except Exception as exc:
+            LOG.warning('Sweep: could not cast restore %s (%s: %s); the '
+                        'next sweep tries again.', restore_id,
+                        type(exc).__name__, exc)
+            return count
+    if ids:
+        LOG.info('Sweep: %d restores cast again', len(ids))
+    return len(ids)

@@ -17,7 +17,8 @@ doc/source/contributor/exactly-once.rst):
 1. lock a batch of due, enabled policies (``SKIP LOCKED``);
 2. work out, for each, what its due slot becomes (:func:`plan_batch`, no
    I/O) -- a run, or a SKIPPED "missed" record when it is later than the
-   catch-up window -- and its next run time;
+   catch-up window, a SKIPPED "excluded" one inside an exclusion window,
+   an EXPIRED one past its start window -- and its next run time;
 3. compare-and-set ``next_execution_time`` for the whole batch in one
    statement and insert the executions in one statement, the runs already
    DISPATCHED;
@@ -32,20 +33,25 @@ recorded and the sweep casts again those no worker claimed.
 import dataclasses
 import datetime
 import functools
+import json
 import os
+import typing
 
 from oslo_db import api as oslo_db_api
 from oslo_log import log as logging
 
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import protection as db_protection
 from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler import enums
 from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
+from dbaas_scheduler import windows
 
 LOG = logging.getLogger(__name__)
 
 MISSED = 'missed'
+EXCLUDED = 'excluded'
 
 # A backlog longer than this many slots is not walked slot by slot: the
 # policy jumps to its next run after now and the backlog is recorded as
@@ -67,6 +73,11 @@ class Plan:
     runs: list = dataclasses.field(default_factory=list)
     missed: int = 0
     finished: int = 0
+    # The EXPIRED and excluded records, announced after the commit.
+    expired: list = dataclasses.field(default_factory=list)
+    excluded: int = 0
+    # (policy_id, db_protection.Outcome) of each EXPIRED, to announce.
+    outcomes: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -77,6 +88,10 @@ class TickResult:
     finished: int
     # The batch was full: more policies may be due right now.
     full: bool
+    expired: list = dataclasses.field(default_factory=list)
+    excluded: int = 0
+    # (policy_id, db_protection.Outcome) of each EXPIRED, to announce.
+    outcomes: list = dataclasses.field(default_factory=list)
 
 
 # One entry per distinct (schedule, time zone, bounds): 'H H * * *' in one
@@ -147,16 +162,105 @@ def new_execution_ids():
                 '89ab'[int(part[16], 16) & 3], part[17:20], part[20:])
 
 
-def _execution(row, scheduled_at, status, reason, now, execution_id):
+@functools.lru_cache(maxsize=4096)
+def _parse_exclusions(texts):
+    if isinstance(texts, str):
+        # As stored: a JSON list, decoded here once per distinct value
+        # rather than once per row (see claim_due_policies).
+        texts = json.loads(texts)
+    return windows.parse_exclusions(list(texts) if texts else None)
+
+
+def exclusions_key(row):
+    """A policy's exclusions as a hashable key: stored text or a tuple."""
+    texts = getattr(row, 'exclusions', None)
+    if not texts:
+        return ()
+    return texts if isinstance(texts, str) else tuple(texts)
+
+
+def get_exclusions(row, key=None):
+    """The parsed exclusion windows of a policy row (cached by text)."""
+    key = exclusions_key(row) if key is None else key
+    if not key:
+        return ()
+    try:
+        return _parse_exclusions(key)
+    except (windows.InvalidExclusion, ValueError) as exc:
+        # Validated when stored; a rule that changed since must not stop
+        # the policy's backups.
+        LOG.warning('Backup policy %s: its exclusions are ignored: %s',
+                    row.id, exc)
+        return ()
+
+
+def _execution(row, scheduled_at, status, reason, now, execution_id,
+               deadlines=(None, None)):
+    # Positional: a named tuple built from keywords costs twice as much,
+    # and a burst builds one per due policy.
     return db_scheduling.NewExecution(
-        id=execution_id, policy_id=row.id,
-        project_id=row.project_id, instance_id=row.instance_id,
-        scheduled_at=scheduled_at, trigger=enums.ExecutionTrigger.SCHEDULE,
-        status=status, status_reason=reason, attempts=0, created_at=now,
-        dispatched_at=(now if status == enums.ExecutionStatus.DISPATCHED
-                       else None),
-        finished_at=(now if status in enums.ExecutionStatus.FINISHED
-                     else None))
+        execution_id, row.id, row.project_id, row.instance_id,
+        scheduled_at, enums.ExecutionTrigger.SCHEDULE, status, reason, 0,
+        now,
+        now if status == enums.ExecutionStatus.DISPATCHED else None,
+        now if status in enums.ExecutionStatus.FINISHED else None,
+        deadlines[0], deadlines[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotOutcome:
+    """What a due slot becomes, the same for every policy that shares it.
+
+    Policies share an outcome when they share the parsed schedule, the
+    due time, the catch-up window, the start and completion windows and
+    the exclusions: then everything but the ids and ``remaining_runs`` is
+    the same, and a burst of 100,000 policies on a few schedules computes
+    a handful of outcomes, not 100,000.
+    """
+
+    latest: datetime.datetime
+    following: typing.Optional[datetime.datetime]
+    passed: int
+    # The latest slot is within the catch-up window.
+    runs: bool
+    excluded: typing.Optional[windows.Exclusion] = None
+    deadlines: tuple = (None, None)
+    # Its start window ended before now: EXPIRED, not run.
+    expired: bool = False
+    reason: typing.Optional[str] = None
+
+
+def slot_outcome(sched, due, now, catchup_window, start_window,
+                 completion_window, exclusions):
+    """The :class:`SlotOutcome` of a slot due at ``due``, seen at ``now``."""
+    latest, following, passed = find_latest_slot(sched, due, now)
+    runs = now - latest <= datetime.timedelta(seconds=catchup_window)
+    if not runs:
+        return SlotOutcome(latest, following, passed, False)
+    excluded = windows.excluded_by(exclusions, latest, sched.zone)
+    if excluded is not None:
+        return SlotOutcome(latest, following, passed, True, excluded,
+                           reason='%s: %s' % (EXCLUDED, excluded.text))
+    interval = (None if following is None
+                else (following - latest).total_seconds())
+    deadlines = windows.slot_deadlines(start_window, completion_window, None,
+                                       latest, interval=interval)
+    if now > deadlines[0]:
+        return SlotOutcome(
+            latest, following, passed, True, None, deadlines, True,
+            'start window ended at %s, before the slot could be started'
+            % deadlines[0].isoformat())
+    reason = ('coalesced %d missed runs since %s' % (passed, due.isoformat())
+              if passed else None)
+    return SlotOutcome(latest, following, passed, True, None, deadlines,
+                       False, reason)
+
+
+def _schedule_or_error(row):
+    try:
+        return get_schedule(row)
+    except exception.InvalidSchedule as exc:
+        return exc
 
 
 def plan_batch(rows, now, default_catchup_window):
@@ -175,70 +279,105 @@ def plan_batch(rows, now, default_catchup_window):
     * slots passed over without running are recorded as one SKIPPED
       execution at ``due`` with the reason ``missed`` -- never dropped
       silently;
+    * a slot that would run but falls in one of the policy's exclusion
+      windows is recorded SKIPPED with the reason ``excluded: <window>``
+      (not moved: see doc/source/user/windows.rst); one whose start window
+      has already ended (a catch-up window longer than the start window)
+      is recorded EXPIRED.  A run carries its start and completion
+      deadlines (``windows.slot_deadlines``);
     * a run uses up one of ``remaining_runs``; a policy with no runs left,
       or no run before ``end_at``, is disabled with the reason in
       ``paused_reason``.
+
+    All of it but the ids and ``remaining_runs`` is worked out once per
+    distinct schedule, due time and windows (:func:`slot_outcome`), and
+    shared by the policies of the batch that have them in common.
     """
     plan = Plan()
-    slots = {}
-    windows = {}
+    schedules = {}
+    outcomes = {}
     new_id = new_execution_ids().__next__
     for row in rows:
         due = row.next_execution_time
-        try:
-            sched = get_schedule(row)
-        except exception.InvalidSchedule as exc:
+        resolved = getattr(row, 'resolved_schedule', None)
+        schedule_key = (row.schedule_type, resolved or row.schedule,
+                        row.timezone, row.start_at, row.end_at)
+        sched = schedules.get(schedule_key)
+        if sched is None:
+            sched = _schedule_or_error(row)
+            # An unresolved hashed schedule is the policy's own.
+            if resolved or not schedule.needs_hash_key(row.schedule_type,
+                                                       row.schedule):
+                schedules[schedule_key] = sched
+        if isinstance(sched, exception.InvalidSchedule):
             # Stored before a rule changed, or a time zone left the tz
             # database: stop, and say why, rather than fail every tick.
             LOG.warning('Disabling backup policy %s: its schedule is no '
-                        'longer valid: %s', row.id, exc)
+                        'longer valid: %s', row.id, sched)
             plan.advances.append(db_scheduling.PolicyAdvance(
-                id=row.id, due=due, next_execution_time=None,
-                remaining_runs=row.remaining_runs, enabled=False,
-                paused_reason='schedule error: %s' % exc,
-                last_execution_id=None))
+                row.id, due, None, row.remaining_runs, False,
+                'schedule error: %s' % sched, None))
             plan.finished += 1
             continue
-        key = (sched.share_key, due)
-        if key not in slots:
-            slots[key] = find_latest_slot(sched, due, now)
-        latest, following, passed = slots[key]
-
         window = (row.catchup_window if row.catchup_window is not None
                   else default_catchup_window)
-        if window not in windows:
-            windows[window] = datetime.timedelta(seconds=window)
-        runs = now - latest <= windows[window]
+        start_window = getattr(row, 'start_window', None)
+        completion_window = getattr(row, 'completion_window', None)
+        texts = exclusions_key(row)
+        # Per policy, so that one whose exclusions no longer parse is
+        # named in the warning (the parsed ones are cached).
+        exclusions = get_exclusions(row, texts) if texts else ()
+        key = (sched.share_key, due, window, start_window,
+               completion_window, texts)
+        outcome = outcomes.get(key)
+        if outcome is None:
+            outcome = outcomes[key] = slot_outcome(
+                sched, due, now, window, start_window, completion_window,
+                exclusions)
+
         remaining = row.remaining_runs
         last_execution_id = None
-        if passed or not runs:
+        if outcome.passed or not outcome.runs:
             missed = _execution(row, due, enums.ExecutionStatus.SKIPPED,
                                 MISSED, now, new_id())
             plan.executions.append(missed)
             last_execution_id = missed.id
             plan.missed += 1
-        if runs:
-            reason = ('coalesced %d missed runs since %s'
-                      % (passed, due.isoformat()) if passed else None)
-            run = _execution(row, latest, enums.ExecutionStatus.DISPATCHED,
-                             reason, now, new_id())
+        if outcome.excluded is not None:
+            skipped = _execution(row, outcome.latest,
+                                 enums.ExecutionStatus.SKIPPED,
+                                 outcome.reason, now, new_id())
+            plan.executions.append(skipped)
+            plan.excluded += 1
+            last_execution_id = skipped.id
+        elif outcome.expired:
+            expired = _execution(row, outcome.latest,
+                                 enums.ExecutionStatus.EXPIRED,
+                                 outcome.reason, now, new_id(),
+                                 outcome.deadlines)
+            plan.executions.append(expired)
+            plan.expired.append(expired)
+            last_execution_id = expired.id
+        elif outcome.runs:
+            run = _execution(row, outcome.latest,
+                             enums.ExecutionStatus.DISPATCHED,
+                             outcome.reason, now, new_id(),
+                             outcome.deadlines)
             plan.executions.append(run)
             plan.runs.append(run.id)
             last_execution_id = run.id
             if remaining is not None:
                 remaining = max(remaining - 1, 0)
 
+        following = outcome.following
         enabled = following is not None and remaining != 0
         paused_reason = None
         if not enabled:
             paused_reason = _finished_reason(sched, remaining)
             plan.finished += 1
         plan.advances.append(db_scheduling.PolicyAdvance(
-            id=row.id, due=due,
-            next_execution_time=following if enabled else None,
-            remaining_runs=remaining, enabled=enabled,
-            paused_reason=paused_reason,
-            last_execution_id=last_execution_id))
+            row.id, due, following if enabled else None, remaining,
+            enabled, paused_reason, last_execution_id))
     return plan
 
 
@@ -255,18 +394,25 @@ def run_tick(context, now, batch_size, default_catchup_window):
         if not rows:
             return TickResult(0, [], 0, 0, False)
         plan = plan_batch(rows, now, default_catchup_window)
-        matched = db_scheduling.advance_policies(context, plan.advances, now)
+        matched, inserted = db_scheduling.record_tick(
+            context, plan.advances, plan.executions, now)
         if matched != len(plan.advances):
             raise ConcurrentUpdate(
                 '%d of %d claimed policies changed before they could be '
                 'advanced' % (len(plan.advances) - matched,
                               len(plan.advances)))
-        inserted = db_scheduling.insert_executions(context, plan.executions)
         if 0 <= inserted < len(plan.executions):
             # MySQL may count a skipped row as found: this under-reports.
             LOG.warning('%d due slots already had their execution and '
                         'were not run again (a policy resumed or changed '
                         'by a host whose clock is behind this one?)',
                         len(plan.executions) - inserted)
+        # An EXPIRED slot counts on its policy as a failed one (the streak,
+        # the pause after failures, the protection state), in this
+        # transaction: once, with the slot.  The claim locked the policy.
+        outcomes = [(expired.policy_id, db_protection.record_outcome(
+            context, expired.id, enums.ExecutionStatus.EXPIRED, now))
+            for expired in plan.expired]
     return TickResult(len(rows), plan.runs, plan.missed, plan.finished,
-                      len(rows) == batch_size)
+                      len(rows) == batch_size, plan.expired, plan.excluded,
+                      outcomes)

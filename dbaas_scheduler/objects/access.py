@@ -68,6 +68,24 @@ def _allowed(conf, context, rule, project_id):
     return True
 
 
+def check_backend_allowed(conf, context, backend, project_id):
+    """Refuse a backend the caller may not give a policy of a project.
+
+    One the cloud does not offer (400), or whose rule does not allow the
+    caller in ``project_id`` (403).
+    """
+    enabled = enabled_backends(conf)
+    if backend not in enabled:
+        raise exception.BackendNotEnabled(
+            backend=backend, enabled=', '.join(enabled) or 'none')
+    rule = backend_rules.rule_name(backend)
+    # A backend plugin without a rule of its own is governed by the
+    # create rule alone, which the caller passed already.
+    if (rule in policy_rules.get_enforcer(conf).registered_rules
+            and not _allowed(conf, context, rule, project_id)):
+        raise exception.BackendForbidden(backend=backend, action=rule)
+
+
 def check_backend(conf, context, target):
     """Refuse a backend or instance the caller may not give a policy.
 
@@ -79,17 +97,7 @@ def check_backend(conf, context, target):
     project's (400, the same words whether or not it exists, so that no
     project learns the operator's instance names).
     """
-    enabled = enabled_backends(conf)
-    if target.backend not in enabled:
-        raise exception.BackendNotEnabled(
-            backend=target.backend, enabled=', '.join(enabled) or 'none')
-    rule = backend_rules.rule_name(target.backend)
-    # A backend plugin without a rule of its own is governed by the
-    # create rule alone, which the caller passed already.
-    if (rule in policy_rules.get_enforcer(conf).registered_rules
-            and not _allowed(conf, context, rule, target.project_id)):
-        raise exception.BackendForbidden(backend=target.backend,
-                                         action=rule)
+    check_backend_allowed(conf, context, target.backend, target.project_id)
     reason = loader.get_backend(conf, target.backend).instance_id_error(
         target.instance_id)
     if reason:

@@ -17,19 +17,48 @@ and changed only by the workers; every interface only reads them, through
 these functions.
 """
 
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import retention as db_retention
+
+LOG = logging.getLogger(__name__)
 
 # What every interface shows of an execution, in this order.
 VISIBLE_FIELDS = (
     'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
     'trigger', 'status', 'status_reason', 'attempts', 'backup_id',
     'deleted_backups', 'created_at', 'dispatched_at', 'started_at',
-    'finished_at', 'fault')
+    'finished_at', 'fault', 'held_at', 'held_by', 'backup_state',
+    'backup_delete_after', 'start_deadline', 'completion_deadline',
+    'completion_window_exceeded', 'verified_at', 'verify_result',
+    'verify_reason', 'verify_duration')
 
 
-def as_dict(execution):
+def completion_window_exceeded(execution, now=None):
+    """Whether its backup ran, or runs, past its completion window.
+
+    Trove cannot cancel a backup: one that outlives its window keeps
+    running and being watched, and this says so; an execution that never
+    started a backup exceeded nothing.
+    """
+    deadline = getattr(execution, 'completion_deadline', None)
+    if deadline is None or execution.backup_id is None:
+        return False
+    if execution.finished_at is not None:
+        return execution.finished_at > deadline
+    return (now or timeutils.utcnow(True)) > deadline
+
+
+def as_dict(execution, now=None):
     """An execution's visible fields, datetimes as aware datetimes."""
-    return {field: getattr(execution, field) for field in VISIBLE_FIELDS}
+    shown = {field: getattr(execution, field, None)
+             for field in VISIBLE_FIELDS}
+    shown['completion_window_exceeded'] = completion_window_exceeded(
+        execution, now)
+    shown['held'] = execution.held_at is not None
+    return shown
 
 
 def get_execution(context, execution_id):
@@ -39,7 +68,7 @@ def get_execution(context, execution_id):
 
 def list_executions(context, project_id=None, policy_id=None,
                     instance_id=None, status=None, since=None, limit=None,
-                    marker=None):
+                    marker=None, held=None):
     """Executions, newest slot first, filtered by what is not None.
 
     ``project_id`` None lists every project's; ``since`` is the earliest
@@ -49,4 +78,25 @@ def list_executions(context, project_id=None, policy_id=None,
     return db_api.list_executions(
         context, project_id=project_id, policy_id=policy_id,
         instance_id=instance_id, status=status, since=since, limit=limit,
-        marker=marker)
+        marker=marker, held=held)
+
+
+def hold_backup(context, conf, execution):
+    """Hold the execution's backup: retention never deletes it.
+
+    Returns the execution as held.  Raises a Conflict (409) when it has no
+    backup or the backup is being deleted or is gone.
+    """
+    held = db_retention.hold_backup(context, execution.id, context.user_id,
+                                    timeutils.utcnow(True))
+    LOG.info('Backup %s of execution %s held by user %s', held.backup_id,
+             held.id, context.user_id)
+    return held
+
+
+def release_backup(context, conf, execution):
+    """Release the hold: retention decides about the backup again."""
+    released = db_retention.release_backup(context, execution.id)
+    LOG.info('Backup %s of execution %s released by user %s',
+             released.backup_id, released.id, context.user_id)
+    return released

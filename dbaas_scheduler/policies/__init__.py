@@ -16,14 +16,18 @@ import itertools
 from dbaas_scheduler.policies import backend
 from dbaas_scheduler.policies import backup_policy
 from dbaas_scheduler.policies import base
+from dbaas_scheduler.policies import coverage
 from dbaas_scheduler.policies import execution
+from dbaas_scheduler.policies import restore
 from dbaas_scheduler.policies import rpc
 from dbaas_scheduler.policies import schedule
 from dbaas_scheduler.policies import service
+from dbaas_scheduler.policies import template
 
 
 def list_rules():
     return list(itertools.chain(
         base.list_rules(), backup_policy.list_rules(), backend.list_rules(),
-        execution.list_rules(), schedule.list_rules(),
-        service.list_rules(), rpc.list_rules()))
+        coverage.list_rules(),
+        execution.list_rules(), restore.list_rules(), schedule.list_rules(),
+        service.list_rules(), template.list_rules(), rpc.list_rules()))

@@ -24,6 +24,7 @@ PAUSE = PREFIX % 'pause'
 RESUME = PREFIX % 'resume'
 RUN = PREFIX % 'run'
 NEXT_RUNS = PREFIX % 'next_runs'
+LIFECYCLE = PREFIX % 'lifecycle'
 
 _COLLECTION = '/v1/backup-policies'
 _ITEM = '/v1/backup-policies/{policy_id}'
@@ -64,6 +65,11 @@ rules = [
           _ITEM + '/run'),
     _rule(NEXT_RUNS, _READ, 'Preview the next run times of a backup policy.',
           'GET', _ITEM + '/next-runs'),
+    _rule(LIFECYCLE, _READ,
+          'Preview the lifecycle of a backup policy: its next slots with '
+          'their windows and exclusions, the RPO coverage they give and '
+          'what retention will delete at its next runs.', 'GET',
+          _ITEM + '/lifecycle'),
 ]
 
 

@@ -17,6 +17,8 @@ PREFIX = 'dbaas_scheduler:execution:%s'
 LIST = PREFIX % 'list'
 LIST_ALL_PROJECTS = PREFIX % 'list:all_projects'
 SHOW = PREFIX % 'show'
+HOLD = PREFIX % 'hold'
+RELEASE = PREFIX % 'release'
 
 _READ = (base.SYSTEM_OR_PROJECT_READER, base.PROJECT_READER)
 
@@ -31,6 +33,17 @@ rules = [
               base.SYSTEM_AND_PROJECT),
     base.rule(SHOW, _READ[0], _READ[1], 'Show one execution.',
               [('GET', '/v1/executions/{execution_id}')],
+              base.SYSTEM_AND_PROJECT),
+    base.rule(HOLD, base.SYSTEM_ADMIN_OR_PROJECT_MEMBER,
+              base.PROJECT_MEMBER,
+              'Hold the backup of an execution: retention never deletes '
+              'it.',
+              [('POST', '/v1/executions/{execution_id}/hold')],
+              base.SYSTEM_AND_PROJECT),
+    base.rule(RELEASE, base.SYSTEM_ADMIN_OR_PROJECT_MEMBER,
+              base.PROJECT_MEMBER,
+              'Release the hold on the backup of an execution.',
+              [('POST', '/v1/executions/{execution_id}/release')],
               base.SYSTEM_AND_PROJECT),
 ]
 

@@ -36,9 +36,11 @@ Steps 1 to 3 and 7 of doc/source/contributor/worker.rst:
 Watching the backup until it finishes (step 4) is the poller's job, so no
 thread waits for hours.  Backend calls that fail with a transient error are
 retried with exponential backoff and jitter up to ``[worker] max_attempts``
-(``backend_calls.py``); a permanent error fails the execution with a fault
-a person can read (``outcome.py``), and an instance that no longer exists
-also disables its policy.
+(``backend_calls.py``); then an execution with a start window is given
+back and tried again later within it, and one whose window has ended is
+EXPIRED (never once its backup id is recorded); a permanent error fails
+the execution with a fault a person can read (``outcome.py``), and an
+instance that no longer exists also disables its policy.
 
 The runner is given its parts (``worker/service.py: build_parts`` makes
 them): it calls them, none of them calls back into it, except the overlap
@@ -59,6 +61,7 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler.db import api as db_api
+from dbaas_scheduler.db import capacity as db_capacity
 from dbaas_scheduler.db import leases as db_leases
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import enums
@@ -98,6 +101,10 @@ def check_backend_timeouts(conf):
                 'timeout' % (lease, name, timeout)))
 
 
+# Seconds at most between two tries of an execution whose backup could not
+# start for a transient reason, within its start window.
+MAX_RETRY_GAP = 600
+
 # Seconds after a claim was written during which a create of its first
 # attempt goes without a renewal of its own (a tenth of the lease at most).
 FRESH_CLAIM = 2.0
@@ -107,7 +114,8 @@ class ExecutionRunner:
     """Claims executions and starts their backups (worker steps 1-3)."""
 
     def __init__(self, conf, owner, keeper, recorder, compensator, outcome,
-                 overlap, check_soon=None, ready=None):
+                 overlap, check_soon=None, ready=None,
+                 database_unreachable=None):
         """The parts are the worker's own (``service.build_parts``).
 
         ``keeper`` a ``leases.LeaseKeeper``, ``recorder`` a
@@ -117,7 +125,10 @@ class ExecutionRunner:
         with the backup id of a resumed execution: the poller looks at it
         now rather than at its next pass.  ``ready`` (a
         ``threading.Event``) is set once the owner's service row exists;
-        claims wait for it.
+        claims wait for it.  ``database_unreachable(error, execution_ids)``
+        is told of a claim that failed because the database did not answer
+        (``worker/intake.py`` pauses the worker's intake and casts the
+        executions again); without it, the error is raised.
         """
         self.conf = conf
         self.owner = owner
@@ -127,6 +138,7 @@ class ExecutionRunner:
         self.outcome = outcome
         self.overlap = overlap
         self.check_soon = check_soon
+        self.database_unreachable = database_unreachable
         self.ready = ready
         if ready is None:
             self.ready = threading.Event()
@@ -147,27 +159,41 @@ class ExecutionRunner:
         claiming = time.monotonic()
         now = timeutils.utcnow(True)
         claim_id = uuidutils.generate_uuid()
-        claimed = db_worker.claim_executions(
-            context, list(execution_ids), self.owner, claim_id, now,
-            self.conf.worker.lease_duration)
-        for execution_id in set(execution_ids) - set(claimed):
-            LOG.debug('Execution %s is not claimable (taken by another '
-                      'worker, finished, or not due yet): dropped',
-                      execution_id)
-        if not claimed:
-            return claimed
-        self.start_claimed(context, claimed, claim_id,
-                           claimed_at=claiming)
-        return claimed
+        try:
+            # The claim, its executions with their policies, and their
+            # overlaps: one transaction for the whole message.
+            claimed = db_worker.claim_and_load(
+                context, list(execution_ids), self.owner, claim_id, now,
+                self.conf.worker.lease_duration,
+                limits=db_capacity.limits_from_conf(self.conf))
+        except db_api.UNREACHABLE as exc:
+            if self.database_unreachable is None:
+                raise
+            # Nothing was claimed: the executions are cast again.
+            self.database_unreachable(exc, execution_ids)
+            return []
+        if len(claimed.ids) < len(execution_ids):
+            for execution_id in set(execution_ids) - set(claimed.ids):
+                LOG.debug('Execution %s is not claimable (taken by another '
+                          'worker, finished, or not due yet): dropped',
+                          execution_id)
+        if not claimed.ids:
+            return claimed.ids
+        self.keeper.hold({execution_id: claim_id
+                          for execution_id in claimed.ids})
+        self._start_loaded(context, claimed.rows, claimed.overlaps,
+                           claim_id, claiming + self.fresh_claim)
+        return claimed.ids
 
     def start_claimed(self, context, claimed, claim_id, claimed_at=None):
         """Hold and start executions this worker claimed with ``claim_id``.
 
-        A claim made by :meth:`run`, or a take-over of the executions of a
-        worker found gone (``worker/orphans.py``).  ``claimed_at`` is the
-        ``time.monotonic()`` taken before the claim was written: for
-        :data:`FRESH_CLAIM` seconds from it, a create needs no renewal of
-        its own (see :meth:`_renew_before_create`).
+        A take-over of the executions of a worker found gone
+        (``worker/orphans.py``); :meth:`run` claims and loads in one
+        transaction instead.  ``claimed_at`` is the ``time.monotonic()``
+        taken before the claim was written: for :data:`FRESH_CLAIM`
+        seconds from it, a create needs no renewal of its own (see
+        :meth:`_renew_before_create`).
         """
         fresh_until = (None if claimed_at is None
                        else claimed_at + self.fresh_claim)
@@ -178,11 +204,19 @@ class ExecutionRunner:
             rows = db_worker.get_executions_and_policies(context, claimed)
             overlaps = db_worker.find_overlaps(
                 context, [execution for execution, _ in rows])
-        except Exception:
+        except Exception as exc:
             # Not renewed: the sweep hands them over once the leases expire.
             for execution_id in claimed:
                 self.keeper.drop(execution_id, claim_id)
+            if (isinstance(exc, db_api.UNREACHABLE)
+                    and self.database_unreachable is not None):
+                self.database_unreachable(exc)
+                return
             raise
+        self._start_loaded(context, rows, overlaps, claim_id, fresh_until)
+
+    def _start_loaded(self, context, rows, overlaps, claim_id, fresh_until):
+        """Start the executions of ``rows``, held under ``claim_id``."""
         for execution, policy in rows:
             if execution.claim_id != claim_id:
                 self._lost(execution, claim_id, 'before it started')
@@ -233,6 +267,9 @@ class ExecutionRunner:
         and the sweep hands it over then.
         """
         self.keeper.drop(execution.id, execution.claim_id)
+        if (isinstance(error, db_api.UNREACHABLE)
+                and self.database_unreachable is not None):
+            self.database_unreachable(error)
         retry_at = timeutils.utcnow(True) + datetime.timedelta(
             seconds=self.conf.worker.retry_initial_delay)
         try:
@@ -278,6 +315,11 @@ class ExecutionRunner:
                                 reason='the policy was deleted before the '
                                        'backup started', reconcile=tried)
             return FINISHED
+        deadline = getattr(execution, 'start_deadline', None)
+        if (deadline is not None and not tried
+                and timeutils.utcnow(True) > deadline):
+            # Never claimed before: nothing can have been created for it.
+            return self._expire(context, execution, deadline, None, tried)
         other_id = self.overlap.first_running(context, execution, blockers,
                                               self.start_taken_over)
         if other_id is not None:
@@ -296,18 +338,22 @@ class ExecutionRunner:
         except ClaimLost:
             return self._lost(execution, execution.claim_id,
                               'before its backup was created')
+        except backend_calls.StartWindowClosed as closed:
+            return self._expire(context, execution, closed.deadline, None,
+                                tried)
+        except backends.PROJECT_OVER_LIMIT as exc:
+            if self.conf.worker.project_backoff and deadline is not None:
+                return self._back_off(context, execution, deadline, exc)
+            return self._backend_failed(context, execution, policy, exc)
+        except backend_calls.RetriesExhausted as exc:
+            if deadline is None:
+                # No window (recorded before windows existed): it fails.
+                self.outcome.finish(context, execution, Status.FAILED,
+                                    fault=str(exc))
+                return FINISHED
+            return self._retry_later(context, execution, deadline, exc)
         except (backends.BackendError, loader.UnknownBackend) as exc:
-            if isinstance(exc, backends.InstanceNotFound):
-                db_api.disable_policy(
-                    context, policy.id,
-                    'instance %s no longer exists' % policy.instance_id)
-                LOG.warning('Execution %s: %s; policy %s is disabled',
-                            execution.id, exc, policy.id)
-            elif isinstance(exc, backends.TrustBroken):
-                self.outcome.pause_for_trust(context, policy, exc)
-            self.outcome.finish(context, execution, Status.FAILED,
-                                fault=str(exc))
-            return FINISHED
+            return self._backend_failed(context, execution, policy, exc)
         try:
             recorded = self.recorder.record(execution.id, execution.claim_id,
                                             backup.id)
@@ -327,6 +373,99 @@ class ExecutionRunner:
                  '%s', execution.id, policy.id, backup.id,
                  policy.instance_id)
         return STARTED
+
+    def _backend_failed(self, context, execution, policy, error):
+        """FAILED for a backend error that another try would not mend."""
+        if isinstance(error, backends.InstanceNotFound):
+            db_api.disable_policy(
+                context, policy.id,
+                'instance %s no longer exists' % policy.instance_id)
+            LOG.warning('Execution %s: %s; policy %s is disabled',
+                        execution.id, error, policy.id)
+        elif isinstance(error, backends.TrustBroken):
+            self.outcome.pause_for_trust(context, policy, error)
+        self.outcome.finish(context, execution, Status.FAILED,
+                            fault=str(error))
+        return FINISHED
+
+    def _back_off(self, context, execution, deadline, error):
+        """The backend says the project is over a limit: slow it down.
+
+        ``[worker] project_backoff``: the project's backoff is recorded in
+        the database (``db_capacity.record_backoff``), so that no worker
+        starts a new backup of the project before it ends, and this
+        execution is queued until then -- EXPIRED if that is after its
+        start window.  Other projects are not touched.
+        """
+        now = timeutils.utcnow(True)
+        until = now + datetime.timedelta(
+            seconds=self.conf.worker.project_backoff)
+        db_capacity.record_backoff(context, execution.project_id, until,
+                                   str(error))
+        LOG.warning('Execution %s: the backend says project %s is over one '
+                    'of its limits (%s); no new backup of the project '
+                    'starts before %s', execution.id, execution.project_id,
+                    error, until.isoformat())
+        if until >= deadline:
+            return self._expire(context, execution, deadline, error, True)
+        released = db_worker.release_execution(
+            context, execution.id, execution.claim_id, until,
+            db_capacity.BACKED_OFF % (execution.project_id, until.isoformat(),
+                                      error))
+        self.keeper.drop(execution.id, execution.claim_id)
+        if not released:
+            return self._lost(execution, execution.claim_id,
+                              'before it could be queued')
+        return RELEASED
+
+    def _expire(self, context, execution, deadline, last_error, tried):
+        """EXPIRED: the start window ended before the backup started.
+
+        Fenced like every final state, and only while no backup id is
+        recorded (``db_worker.finish_execution``): an execution whose
+        backup was taken is never EXPIRED.
+        """
+        reason = ('start window ended at %s before its backup could start'
+                  % deadline.isoformat())
+        if last_error is not None:
+            reason += '; the last attempt failed: %s' % last_error
+        if not self.outcome.finish(context, execution, Status.EXPIRED,
+                                   reason=reason, reconcile=tried):
+            return LOST
+        return FINISHED
+
+    def _retry_later(self, context, execution, deadline, error):
+        """Give the execution back, to be tried again within its window.
+
+        A transient failure that outlasted ``[worker] max_attempts``
+        retries in this thread (the instance busy, the backend rate
+        limiting or unreachable): released like a queued execution, cast
+        again by the sweep at ``next_attempt_at`` -- ``[worker]
+        retry_max_delay`` times the claims so far, at most
+        :data:`MAX_RETRY_GAP` -- and EXPIRED if that falls after the start
+        window.  Its next claim looks for a backup made under this one
+        (the create may have landed) before it creates one.
+        """
+        now = timeutils.utcnow(True)
+        delay = min(self.conf.worker.retry_max_delay
+                    * max(execution.attempts, 1), MAX_RETRY_GAP)
+        retry_at = min(now + datetime.timedelta(seconds=delay),
+                       deadline - datetime.timedelta(seconds=1))
+        if retry_at <= now:
+            return self._expire(context, execution, deadline, error.last,
+                                True)
+        released = db_worker.release_execution(
+            context, execution.id, execution.claim_id, retry_at,
+            'retrying within its start window (until %s): %s'
+            % (deadline.isoformat(), error.last))
+        self.keeper.drop(execution.id, execution.claim_id)
+        if not released:
+            return self._lost(execution, execution.claim_id,
+                              'before it could be retried')
+        LOG.warning('Execution %s: %s; tried again at %s, within its start '
+                    'window (until %s)', execution.id, error,
+                    retry_at.isoformat(), deadline.isoformat())
+        return RELEASED
 
     def start_taken_over(self, context, execution, policy):
         """Start an execution the overlap judge took over; if it runs."""
@@ -354,17 +493,24 @@ class ExecutionRunner:
         return FINISHED
 
     def _renew_before_create(self, context, execution, fresh_until, first):
-        """The fencing check right before a create; raises ClaimLost.
+        """The checks right before a create: the start window, the claim.
 
-        The last moment to find out that the claim is gone, and a fresh
-        lease for the create, which ends (or is given up) well within it
-        -- unless the claim was written a moment ago (``fresh_until``) and
-        this is the first create: its lease is then nearly whole, and
-        nobody can have taken it over (that needs the lease expired, or
-        this process's heartbeat stale), so a renewal would learn nothing.
+        Past the start window nothing is created (StartWindowClosed).
+        Then the claim (ClaimLost): the last moment to find out that the
+        claim is gone, and a fresh lease for the create, which ends (or
+        is given up) well within it -- unless the claim was written a
+        moment ago (``fresh_until``) and this is the first create: its
+        lease is then nearly whole, and nobody can have taken it over
+        (that needs the lease expired, or this process's heartbeat
+        stale), so a renewal would learn nothing.
         A pause after either point is the same risk, which the fenced
         record and the compensation cover.
         """
+        deadline = getattr(execution, 'start_deadline', None)
+        if deadline is not None and timeutils.utcnow(True) > deadline:
+            # After the look for a backup made under an earlier claim: one
+            # found is recorded, whenever it was made.
+            raise backend_calls.StartWindowClosed(deadline)
         fresh = (first and fresh_until is not None
                  and time.monotonic() < fresh_until)
         if not fresh and not db_leases.renew_leases(

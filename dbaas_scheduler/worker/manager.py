@@ -25,12 +25,13 @@ class WorkerManager:
     Version history: see ``rpcapi.WorkerAPI``.
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     target = messaging.Target(version=RPC_API_VERSION)
 
-    def __init__(self, runner):
+    def __init__(self, runner, restorer=None):
         self.runner = runner
+        self.restorer = restorer
 
     def backup_database_instance(self, context, execution_id):
         """Run one execution (a cast: nothing is returned)."""
@@ -39,3 +40,7 @@ class WorkerManager:
     def backup_database_instances(self, context, execution_ids):
         """Run several executions, each claimed on its own (1.1)."""
         self.runner.run(context, execution_ids)
+
+    def restore_backup(self, context, restore_id):
+        """Run one restore to its end (a cast: nothing is returned; 1.2)."""
+        self.restorer.run(context, restore_id)

@@ -77,6 +77,9 @@ class Outcomes:
             notifications.execution_payload(
                 execution, status=status, finished_at=now,
                 status_reason=reason, fault=fault))
+        notifications.announce_outcome(self.conf, context,
+                                       execution.policy_id, finished,
+                                       db_api.get_policy)
         return True
 
     def pause_for_trust(self, context, policy, error):

@@ -15,12 +15,16 @@ The RPC server (threading executor) runs the claims and backup starts on
 ``[worker] pool_size`` threads and prefetches no more messages than that, so
 one worker does not hoard a burst that other workers could serve.  With
 ``rpc_transport = none`` (dbaas-scheduler-all) the endpoint is served in
-memory instead.  Three loops: the poller watches every started backup in
+memory instead.  The loops: the poller watches every started backup in
 batches (and retries deleting the backups this worker made under a claim
 it lost); the lease keeper renews the leases of every claim the worker
 holds; the reconciler deletes extra backups found at the backend; the
-orphan taker (``worker/orphans.py``) takes over at once the executions of
-a worker of this host that died.
+expiry sweep (``worker/expiry.py``) deletes the backups whose retention
+grace is over; the orphan taker (``worker/orphans.py``) takes over at
+once the executions of a worker of this host that died; the intake
+(``worker/intake.py``) stops the RPC server while the database is
+unreachable, so that casts wait on the broker instead of failing here,
+and starts a new one once it answers.
 
 On a graceful stop (SIGTERM, a first Ctrl-C) the worker takes no new
 message, waits up to ``[worker] stop_wait`` seconds for its backups whose
@@ -42,11 +46,14 @@ from oslo_utils import timeutils
 
 from dbaas_scheduler.backends import base as backends
 from dbaas_scheduler.backends import loader
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler import service
 from dbaas_scheduler import stats
+from dbaas_scheduler.worker import expiry
+from dbaas_scheduler.worker import intake
 from dbaas_scheduler.worker import leases
 from dbaas_scheduler.worker import lifecycle
 from dbaas_scheduler.worker import manager
@@ -57,6 +64,7 @@ from dbaas_scheduler.worker import poller
 from dbaas_scheduler.worker import reconciler
 from dbaas_scheduler.worker import recorder
 from dbaas_scheduler.worker import strays
+from dbaas_scheduler.worker import verification
 
 LOG = logging.getLogger(__name__)
 
@@ -96,14 +104,16 @@ class Parts:
         self.poller.close()
 
 
-def build_parts(conf, owner, ready=None):
+def build_parts(conf, owner, ready=None, database_unreachable=None):
     """The parts of a worker whose executions are owned by ``owner``.
 
     ``owner`` is the id of the worker's service row; ``ready`` (a
     ``threading.Event``), if given, holds claims back until it is set.
     Each part gets the parts it calls, and none gets the runner: the
     overlap judge is handed ``runner.start_taken_over`` when it is asked,
-    the orphan taker ``runner.start_claimed``.
+    the orphan taker ``runner.start_claimed``.  ``database_unreachable``
+    is the intake's (``worker/intake.py``), told of claims the database
+    failed.
     """
     keeper = leases.LeaseKeeper(conf)
     backup_ids = recorder.BackupIdRecorder(owner)
@@ -115,7 +125,8 @@ def build_parts(conf, owner, ready=None):
         overlap.OverlapJudge(conf, owner, keeper),
         # A resumed backup is looked at once (the local backend then
         # watches its job, which an earlier worker may have started).
-        check_soon=watcher.backup_may_be_finished, ready=ready)
+        check_soon=watcher.backup_may_be_finished, ready=ready,
+        database_unreachable=database_unreachable)
     return Parts(keeper, backup_ids, compensator, outcomes, runner, watcher,
                  orphans.OrphanTaker(conf, owner, runner.start_claimed))
 
@@ -134,6 +145,9 @@ class WorkerService(service.LoopingService):
         # Made at start: they own executions in the name of this process.
         self.parts = None
         self.reconciler = reconciler.Reconciler(conf)
+        self.expiry = expiry.ExpirySweeper(conf)
+        self.intake = None
+        self._endpoint = None
         self._next_full_pass = 0.0
 
     @property
@@ -145,29 +159,57 @@ class WorkerService(service.LoopingService):
         # Other workers judge whether the owner of an execution is alive by
         # its service row: no claim before it exists (below).
         registered = threading.Event()
-        self.parts = build_parts(self.conf, self.service_id,
-                                 ready=registered)
-        endpoint = manager.WorkerManager(self.parts.runner)
+        if self.conf.rpc_transport != 'none':
+            self.intake = intake.Intake(
+                self.conf, self._serve_casts, self.stop_servers,
+                self._recast, db_api.ping, wake=lambda: self.wake('intake'))
+        self.parts = build_parts(
+            self.conf, self.service_id, ready=registered,
+            database_unreachable=self.intake and
+            self.intake.database_unreachable)
+        self._endpoint = manager.WorkerManager(
+            self.parts.runner,
+            verification.RestoreDispatcher(self.conf, self.service_id))
         self.parts.poller.wake = lambda: self.wake('poller')
         backends.add_finish_listener(self.parts.poller.backup_may_be_finished)
         if self.conf.rpc_transport == 'none':
-            rpc.register_local_endpoint(self.topic, endpoint, pool_size)
+            rpc.register_local_endpoint(self.topic, self._endpoint, pool_size)
         else:
             rpc.init(self.conf)
-            # A worker holds at most pool_size messages being handled (its
-            # pool blocks the listener when full, see
-            # rpc.BoundedThreadPoolExecutor) and pool_size more that
-            # RabbitMQ has sent but it has not taken yet.
-            self.serve_rpc([endpoint], pool_size=pool_size)
+            self._serve_casts()
         # Registered once it listens: a row tells that the worker takes
         # messages (tools and tests wait for it).
         self._retrying('registration')(self.registration.heartbeat)
         registered.set()
 
+    def _serve_casts(self):
+        if self._stopping.is_set():
+            return
+        # A worker holds at most pool_size messages being handled (its
+        # pool blocks the listener when full, see
+        # rpc.BoundedThreadPoolExecutor) and pool_size more that RabbitMQ
+        # has sent but it has not taken yet.
+        self.serve_rpc([self._endpoint], pool_size=self.conf.worker.pool_size)
+
+    def _recast(self, execution_ids):
+        rpcapi.WorkerAPI(self.conf).backup_database_instances(
+            self.registration.context, execution_ids)
+
     def loops(self):
-        return [('poller', self._poll), ('leases', self._renew_leases),
-                ('reconciler', self._reconcile),
-                ('orphans', self._take_orphans)]
+        loops = [('poller', self._poll), ('leases', self._renew_leases),
+                 ('reconciler', self._reconcile),
+                 ('expiry', self._sweep_expired),
+                 ('orphans', self._take_orphans)]
+        if self.intake is not None:
+            loops.append(('intake', self.intake.run_pass))
+        return loops
+
+    def loop_failed(self, name, error):
+        # Any loop may be the first to find the database away (the
+        # heartbeat within heartbeat_interval): no cast is taken meanwhile.
+        if (self.intake is not None
+                and isinstance(error, db_api.UNREACHABLE)):
+            self.intake.database_unreachable(error)
 
     def _take_orphans(self, context):
         # The first pass runs as the worker starts: a worker started again
@@ -213,7 +255,12 @@ class WorkerService(service.LoopingService):
 
     def _reconcile(self, context):
         self.reconciler.run_pass(context)
+        verification.delete_leftover_scratch(self.conf, context)
         return self.reconciler.pass_interval
+
+    def _sweep_expired(self, context):
+        self.expiry.run_pass(context)
+        return self.expiry.pass_interval
 
     def drain(self):
         """Take no new work; let what ends soon end here (stop_wait)."""
@@ -257,6 +304,9 @@ class WorkerService(service.LoopingService):
         return waiting
 
     def after_stop(self):
+        # A server the intake loop started again while the service was
+        # being stopped.
+        self.stop_servers()
         if self.parts is None:
             return
         self.parts.recorder.stop()

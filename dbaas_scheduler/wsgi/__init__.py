@@ -29,6 +29,7 @@ from oslo_config import cfg
 import dbaas_scheduler.cmd  # noqa: F401
 from dbaas_scheduler.api import service  # noqa: I100,H306
 from dbaas_scheduler import config
+from dbaas_scheduler import cron
 from dbaas_scheduler.db import api as db_api
 
 # The variable of OpenStack's WSGI applications (OS_<PROJECT>_...), then
@@ -59,5 +60,6 @@ def init_application(conf=None, environ=None):
     """
     conf = cfg.CONF if conf is None else conf
     config.parse_args(conf, [], default_config_files=config_files(environ))
+    cron.use_engine(conf.cron_engine)
     db_api.configure(conf)
     return service.make_application(conf)

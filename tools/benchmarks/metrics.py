@@ -25,6 +25,7 @@ max) and what the endpoint itself reports as its query time.
     python -m tools.benchmarks.metrics --database mysql
 """
 
+import collections
 import datetime
 import os
 import statistics
@@ -38,6 +39,7 @@ import uuid
 from cheroot import wsgi as cheroot_wsgi
 from oslo_config import cfg
 from prometheus_client import parser as prom_parser
+import sqlalchemy as sa
 from tools.benchmarks import common
 from tools.benchmarks import database
 
@@ -54,7 +56,8 @@ EXECUTION_COLUMNS = (
 POLICY_COLUMNS = (
     'id', 'name', 'project_id', 'instance_id', 'backend', 'schedule_type',
     'schedule', 'timezone', 'enabled', 'overlap_policy', 'created_at',
-    'next_execution_time', 'last_execution_id')
+    'next_execution_time', 'last_execution_id', 'consecutive_failures',
+    'protection', 'last_success_at')
 
 
 def _columns(db):
@@ -63,7 +66,7 @@ def _columns(db):
                  else name for name in EXECUTION_COLUMNS)
 
 
-def _text(naive_utc):
+def text(naive_utc):
     return naive_utc.strftime('%Y-%m-%d %H:%M:%S.%f')
 
 
@@ -71,11 +74,21 @@ def _progress(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def _streak(statuses):
+    """The consecutive_failures of a history given newest first."""
+    failures = 0
+    for status in statuses:
+        if status == 'SUCCEEDED':
+            break
+        failures += status == 'FAILED'
+    return failures
+
+
 def seed(db, count, days, due_every, now):
     """Policies and their daily history; returns the executions seeded."""
     second = datetime.timedelta(seconds=1)
     policies, executions = [], []
-    created = _text(now - datetime.timedelta(days=days + 1))
+    created = text(now - datetime.timedelta(days=days + 1))
     seeded = 0
     for number in range(count):
         policy_id = str(uuid.uuid4())
@@ -89,13 +102,7 @@ def seed(db, count, days, due_every, now):
                else slot + datetime.timedelta(days=1))
         # The newest execution is the policy's last one.
         ids = [str(uuid.uuid4()) for _ in range(days)]
-        policies.append((policy_id, 'bench-%d' % number,
-                         'project-%d' % (number % 100),
-                         'instance-%d' % number, 'trove', 'cron',
-                         '%d %d * * *' % (offset.seconds // 60 % 60,
-                                          offset.seconds // 3600),
-                         'UTC', True, 'skip', created, _text(due),
-                         ids[0] if ids else None))
+        statuses, last_success = [], None
         for day in range(days):
             scheduled = slot - datetime.timedelta(days=day)
             kind = (number + day) % 50
@@ -115,13 +122,25 @@ def seed(db, count, days, due_every, now):
                     scheduled.isoformat())
             if finished > now:
                 status, finished = 'RUNNING', None
+            statuses.append(status)
+            if status == 'SUCCEEDED' and last_success is None:
+                last_success = started
             executions.append((
                 ids[day], policy_id, 'project-%d' % (number % 100),
-                'instance-%d' % number, _text(scheduled), 'schedule',
-                status, reason, 1, _text(scheduled),
-                _text(dispatched) if dispatched else None,
-                _text(started) if started else None,
-                _text(finished) if finished else None, fault))
+                'instance-%d' % number, text(scheduled), 'schedule',
+                status, reason, 1, text(scheduled),
+                text(dispatched) if dispatched else None,
+                text(started) if started else None,
+                text(finished) if finished else None, fault))
+        policies.append((policy_id, 'bench-%d' % number,
+                         'project-%d' % (number % 100),
+                         'instance-%d' % number, 'trove', 'cron',
+                         '%d %d * * *' % (offset.seconds // 60 % 60,
+                                          offset.seconds // 3600),
+                         'UTC', True, 'skip', created, text(due),
+                         ids[0] if ids else None, _streak(statuses),
+                         'at_risk' if _streak(statuses) else 'ok',
+                         text(last_success) if last_success else None))
         if len(executions) >= 100000:
             db.copy('backup_execution', _columns(db), executions)
             seeded += len(executions)
@@ -130,6 +149,43 @@ def seed(db, count, days, due_every, now):
     db.copy('backup_policy', POLICY_COLUMNS, policies)
     db.copy('backup_execution', _columns(db), executions)
     return seeded + len(executions)
+
+
+class StatementTimes:
+    """Seconds of each SQL statement run in this process, while enabled.
+
+    Timed from the cursor's execute to its return (both drivers read the
+    whole result there), keyed by the statement's text.
+    """
+
+    def __init__(self):
+        self.times = collections.defaultdict(list)
+        self.enabled = False
+        sa.event.listen(sa.engine.Engine, 'before_cursor_execute',
+                        self._before)
+        sa.event.listen(sa.engine.Engine, 'after_cursor_execute',
+                        self._after)
+
+    def _before(self, connection, cursor, statement, *args):
+        connection.info.setdefault('bench_started', []).append(
+            time.monotonic())
+
+    def _after(self, connection, cursor, statement, *args):
+        took = time.monotonic() - connection.info['bench_started'].pop()
+        if self.enabled:
+            self.times[' '.join(statement.split())].append(took)
+
+    def report(self, width=100):
+        """One line per statement, slowest first: median and max."""
+        lines = []
+        for text, times in sorted(self.times.items(),
+                                  key=lambda item: -statistics.median(
+                                      item[1])):
+            times.sort()
+            lines.append('    %.3f s  %.3f s  %s' % (
+                statistics.median(times), times[-1],
+                text if len(text) <= width else text[:width - 3] + '...'))
+        return lines
 
 
 def serve(url, port, options=()):
@@ -189,7 +245,8 @@ def main():
                              'named), e.g. failure_streaks= (repeatable).')
     parser.add_argument('--reuse', action='store_true',
                         help='Scrape the database a --keep run left, '
-                             'without seeding it again.')
+                             'without seeding it again (its schema '
+                             'upgraded first).')
     args = parser.parse_args()
 
     db = database.Database(args.database, args.database_name,
@@ -204,6 +261,8 @@ def main():
         'database': {'connection': db.url_string}})
     try:
         if args.reuse:
+            # A migration since the run that kept it (e.g. an index).
+            common.upgrade_schema(config_file)
             executions = db.scalar('SELECT count(*) FROM backup_execution')
             args.policies = db.scalar('SELECT count(*) FROM backup_policy')
         else:
@@ -219,10 +278,12 @@ def main():
             _progress('Seeded %d executions in %.0f s'
                       % (executions, time.monotonic() - started))
         port = ports.free_port()
+        statements = StatementTimes()
         server = serve(db.url_string, port, args.set)
         try:
             scrape(port)  # warm: connections, plans, caches
             times, queries = [], []
+            statements.enabled = True
             for _ in range(args.scrapes):
                 took, values = scrape(port)
                 times.append(took)
@@ -242,6 +303,9 @@ def main():
                  else times[0], times[-1]))
         print('  database queries per scrape: median %.3f s, max %.3f s'
               % (statistics.median(queries), queries[-1]))
+        print('  per statement (median, max, statement):')
+        print('\n'.join(statements.report()))
+        print('  load average at the end: %.2f %.2f %.2f' % os.getloadavg())
     finally:
         if args.keep or args.reuse:
             db.dispose()

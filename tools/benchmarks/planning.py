@@ -34,21 +34,37 @@ from tools.benchmarks import reporting
 
 from dbaas_scheduler.engine import tick
 from dbaas_scheduler import schedule
+from dbaas_scheduler import windows
 
 UTC = datetime.timezone.utc
 SCHEDULE = 'H H * * *'
 
 
+# How late the slots are: the start window a daily schedule has by
+# default (8 hours).  The engine claims a slot once it is due, so a tick
+# finds one later than that only after the engines were down for longer;
+# such a slot is recorded EXPIRED, not run -- another path, and not the
+# one measured here.
+LATENESS = datetime.timedelta(seconds=windows.default_start_window(86400))
+
+
 def make_rows(count, now, resolved, seed):
-    """Policy rows due within the day before ``now``, at their real slot."""
+    """Policy rows due within LATENESS before ``now``, at their real slot.
+
+    The policy ids are drawn until ``count`` of them have their hashed
+    slot in that span: a day's policies spread over the day, and about a
+    third of them are due in the last 8 hours.
+    """
     rng = random.Random(seed)
-    day_before = now - datetime.timedelta(days=1)
+    earliest = now - LATENESS
     rows = []
-    for _ in range(count):
+    while len(rows) < count:
         policy_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         text = schedule.resolve_hashed_fields('cron', SCHEDULE, policy_id)
         due = schedule.parse_schedule('cron', text, 'UTC').next_time(
-            day_before)
+            earliest)
+        if due > now:
+            continue
         rows.append(types.SimpleNamespace(
             id=policy_id, project_id='project', instance_id='instance',
             schedule_type='cron', schedule=SCHEDULE,
@@ -81,6 +97,7 @@ def main(argv=None):
         runs += len(plan.runs)
     cpu = time.process_time() - started_cpu
     wall = time.perf_counter() - started
+    # Every slot is within its start window: each policy runs.
     assert runs == len(rows), (runs, len(rows))
     info = tick._parse.cache_info()
     print('planning %d policies on %r (%s), batches of %d'

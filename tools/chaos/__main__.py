@@ -29,6 +29,7 @@ retained.  Exit status 0 if the guarantee held::
 doc/source/contributor/chaos.rst explains the faults and every figure.
 """
 
+import argparse
 import sys
 
 from tools.benchmarks import common
@@ -126,8 +127,53 @@ def parse_args(argv):
     parser.add_argument('--database-restart-at', type=float, default=0.65)
     parser.add_argument('--restart-down', type=float, default=15,
                         help='Seconds the broker or database stays down.')
+    parser.add_argument('--short-window-share', type=float, default=0.2,
+                        help='Share of the policies with a short start '
+                             'window (--short-window-seconds), so that '
+                             'slots expire while processes are killed and '
+                             'stopped; the others have the default (a '
+                             'minute for a schedule of every minute).')
+    parser.add_argument('--short-window-seconds', type=int, default=15,
+                        help='Their start window, in seconds (written to '
+                             'the database directly: below the API\'s '
+                             'minimum of 60, to make expiry frequent).')
     parser.add_argument('--build-seconds', type=float, default=10,
                         help='Seconds a backup takes at the fake Trove.')
+    parser.add_argument('--retention-share', type=float, default=0.5,
+                        help='Share of the policies with retention '
+                             '(keep_last 1 under a floor min_keep 3; every '
+                             'other one with a twin policy on its instance, '
+                             'keep_last 2, min_keep 2).')
+    parser.add_argument('--incremental-twins',
+                        action=argparse.BooleanOptionalAction,
+                        default=False,
+                        help='The twin policies make incremental backups, '
+                             'built on the instance\'s latest backup '
+                             'whichever policy made it: retention and the '
+                             'expiry sweep work over chains. Off by '
+                             'default: a duplicate backup (the late fault) '
+                             'that an incremental one is built on is kept '
+                             'while its children exist, so the drain waits '
+                             'for it and the run reports it retained.')
+    parser.add_argument('--retention-grace', type=int, default=20,
+                        help='[worker] retention_grace of the run, seconds.')
+    parser.add_argument('--hold-every', type=float, default=5,
+                        help='Seconds between two holds of a backup of a '
+                             'retention policy (expiring ones first); 0: '
+                             'no holds. A hold puts every expiring backup '
+                             'of its instance back: holds much more '
+                             'frequent than backups expire (0.5 s for 125 '
+                             'policies) leave retention nothing to '
+                             'delete.')
+    parser.add_argument('--verify-every', type=int, default=None,
+                        metavar='N',
+                        help='Scheduled verification on the policies: '
+                             'every Nth successful backup is restored into '
+                             'a scratch target and checked (verify_every). '
+                             'Off by default.')
+    parser.add_argument('--verify-share', type=float, default=1.0,
+                        help='With --verify-every: the share of the '
+                             'policies (and their twins) that verify.')
     parser.add_argument('--drain-timeout', type=float,
                         help='Longest wait, after the load, for every '
                              'execution to end and every extra backup to be '
@@ -138,6 +184,14 @@ def parse_args(argv):
         args.database = 'mysql'
         if args.admin_url:
             parser.error('--cluster starts its own database cluster')
+    if args.verify_every:
+        # The service's default of one verification at a time per project
+        # serializes a run whose policies are all in one project: a Trove
+        # verification takes ~16 s (a scratch instance made and deleted),
+        # so the drain would end with verifications still pending.  Given
+        # first, so that an --option of the user's wins.
+        args.option[:0] = ['verify.max_concurrent=4',
+                           'verify.max_concurrent_per_project=4']
     lease = _option(args, 'worker', 'lease_duration', 300)
     timeout = _option(args, 'service_credentials', 'timeout', 60)
     interval = _option(args, 'worker', 'reconcile_interval', 300)

@@ -25,14 +25,17 @@ from tools.benchmarks import reporting
 from tools.chaos import checker
 from tools.chaos import clustered
 from tools.chaos import faults as chaos_faults
+from tools.chaos import holds as chaos_holds
 from tools.chaos import servers
 
 from dbaas_scheduler.db import models
+from dbaas_scheduler import enums
 from dbaas_scheduler.testing import fake_trove
 
 POLICIES = models.BackupPolicy.__table__
 EXECUTIONS = models.BackupExecution.__table__
 SERVICES = models.Service.__table__
+RESTORES = models.BackupRestore.__table__
 PROJECT = 'chaos-project'
 
 # The timing options of the services, by --timing.  "short" makes every
@@ -43,7 +46,8 @@ TIMING = {
         'DEFAULT': {'heartbeat_interval': 2, 'service_down_time': 10},
         'engine': {'sweep_interval': 2, 'dispatch_timeout': 15},
         'worker': {'lease_duration': 30, 'poll_interval': 3,
-                   'reconcile_interval': 30, 'reconcile_window': 600},
+                   'reconcile_interval': 30, 'reconcile_window': 600,
+                   'expiry_sweep_interval': 5},
         'service_credentials': {'timeout': 10},
     },
     'default': {},
@@ -73,6 +77,10 @@ class ChaosRun(common.Bench):
         self.trove = None
         self.processes = []
         self.policies = {}
+        # Retention policies: {policy id: min_keep}.
+        self.retention = {}
+        # Policies that verify (--verify-every): {policy id: verify_every}.
+        self.verifying = {}
 
     # Set-up ------------------------------------------------------------
 
@@ -114,20 +122,61 @@ class ChaosRun(common.Bench):
         first = (now + datetime.timedelta(seconds=90)).replace(
             second=0, microsecond=0)
         rows = []
+        share = self.args.retention_share
+        short = int(round(self.args.policies * self.args.short_window_share))
         for number in range(self.args.policies):
             instance_id = self.trove.add_instance(project_id=PROJECT)
             policy_id = str(uuid.uuid4())
-            rows.append({
+            row = {
                 'id': policy_id, 'name': 'chaos-%d' % number,
                 'project_id': PROJECT, 'instance_id': instance_id,
                 'backend': 'trove', 'schedule_type': 'cron',
                 'schedule': '* * * * *', 'timezone': 'UTC', 'enabled': True,
                 'overlap_policy': 'skip', 'next_execution_time': first,
-                'created_at': now})
+                # Short start windows on the last policies, retention
+                # on the first: apart, so each fault's effect shows.
+                'start_window': (
+                    self.args.short_window_seconds
+                    if number >= self.args.policies - short else None),
+                'created_at': now, 'keep_last': None, 'min_keep': None,
+                # Every row has every key (an executemany takes the
+                # columns of the first).
+                'backup_params': None, 'verify_every': None}
+            if (self.args.verify_every
+                    and number < self.args.verify_share * self.args.policies):
+                row['verify_every'] = self.args.verify_every
+                self.verifying[policy_id] = self.args.verify_every
+            rows.append(row)
             self.policies[policy_id] = first
+            if number >= share * self.args.policies:
+                continue
+            # Retention whose floor is above its rule, so that the floor
+            # decides; every other one has a twin on the same instance,
+            # whose retention (run by whichever worker finishes its
+            # backup) reasons over the same backups.
+            row.update(keep_last=1, min_keep=3)
+            self.retention[policy_id] = 3
+            if number % 2 == 0:
+                twin = str(uuid.uuid4())
+                rows.append(dict(row, id=twin, name='chaos-%d-twin' % number,
+                                 overlap_policy='queue', keep_last=2,
+                                 min_keep=2,
+                                 # Built on the instance's latest backup,
+                                 # whichever policy made it: chains.
+                                 backup_params=(
+                                     {'incremental': True}
+                                     if self.args.incremental_twins
+                                     else None)))
+                self.policies[twin] = first
+                self.retention[twin] = 2
+                if row['verify_every']:
+                    self.verifying[twin] = row['verify_every']
         self.db.insert(POLICIES, rows)
-        reporting.progress('%d policies every minute, the first slot at %s',
-                           len(rows), first.isoformat())
+        reporting.progress('%d policies every minute (%d with retention, '
+                           '%d verifying, %d with a %d s start window), the '
+                           'first slot at %s', len(rows), len(self.retention),
+                           len(self.verifying), short,
+                           self.args.short_window_seconds, first.isoformat())
         return first
 
     def service_config(self, label, index=0):
@@ -147,6 +196,8 @@ class ChaosRun(common.Bench):
                     clustered.QUORUM_OPTIONS)
         for group, options in TIMING[args.timing].items():
             sections.setdefault(group, {}).update(options)
+        sections.setdefault('worker', {})['retention_grace'] = (
+            args.retention_grace)
         common.set_options(sections, args.option, 'worker')
         config_file = os.path.join(self.workdir, label + '.conf')
         common.write_config(config_file, sections)
@@ -196,15 +247,30 @@ class ChaosRun(common.Bench):
         reporting.progress('load starts in %.0f s, for %d minutes', wait,
                            args.minutes)
         time.sleep(max(0.0, wait))
+        holder = None
+        if self.retention and args.hold_every > 0:
+            holder = chaos_holds.Holder(self.db, self.retention,
+                                        args.hold_every, args.seed)
+            holder.start()
         injector.begin()
         time.sleep(args.minutes * 60)
         injector.finish()
+        if holder is not None:
+            holder.finish()
         stopped = self.stop_load()
         drained = self.drain()
         verdict = checker.Verdict(
             {policy_id: (first_due, stopped[policy_id])
              for policy_id, first_due in self.policies.items()},
-            self.executions(), self.trove.history())
+            self.executions(), self.trove.history(), self.retention,
+            args.build_seconds)
+        if self.verifying:
+            verdict.verifications(self.verifying, self.verifications(),
+                                  self.scratch_at_backend())
+        if holder is not None:
+            verdict.figures['holds placed / refused (409) / errors'] = (
+                '%d / %d / %d' % (len(holder.held), holder.refused,
+                                  holder.errors))
         self.write_report(injector, drained, verdict)
         self.stop_all()
         return verdict.holds
@@ -221,6 +287,15 @@ class ChaosRun(common.Bench):
     def executions(self):
         return self.db.rows(sa.select(EXECUTIONS))
 
+    def verifications(self):
+        return self.db.rows(sa.select(RESTORES).where(
+            RESTORES.c.kind == enums.RestoreKind.VERIFY))
+
+    def scratch_at_backend(self):
+        """Names of the scratch instances still at the fake Trove."""
+        return checker.scratch_names(
+            instance.name for instance in self.trove.restored_instances())
+
     def drain(self):
         """Wait until every execution ended and every extra backup is gone.
 
@@ -236,13 +311,28 @@ class ChaosRun(common.Bench):
                 time.sleep(10)
                 continue
             waiting = len([row for row in executions
-                           if row.status not in ('SUCCEEDED', 'FAILED',
-                                                 'SKIPPED')])
+                           if row.status not in
+                           enums.ExecutionStatus.FINISHED])
             strays = checker.strays_left(executions, self.trove.history())
+            scratch = 0
+            if self.verifying:
+                try:
+                    verifications = self.verifications()
+                except sa.exc.OperationalError:
+                    verifications = ()
+                waiting += len([row for row in verifications
+                                if row.status not in
+                                enums.RestoreStatus.FINISHED])
+                # Due, not recorded yet: the engines' next sweep will.
+                waiting += len(checker.verifications_due(
+                    self.verifying, executions, verifications))
+                scratch = len(checker.scratch_left(
+                    verifications, self.scratch_at_backend()))
             elapsed = time.time() - started
-            reporting.progress('draining: %d executions not finished, %d '
-                               'extra backups left', waiting, strays)
-            if not waiting and not strays:
+            reporting.progress('draining: %d executions or verifications not '
+                               'finished, %d extra backups, %d scratch '
+                               'targets left', waiting, strays, scratch)
+            if not waiting and not strays and not scratch:
                 return elapsed
             if elapsed > self.args.drain_timeout:
                 return None
@@ -285,6 +375,9 @@ class ChaosRun(common.Bench):
         if 'stop' in args.faults:
             report.item('SIGSTOP length', '%.0f s' % args.stop_seconds)
         report.item('backup build time', '%.0f s' % args.build_seconds)
+        if self.verifying:
+            report.item('verification', 'every %d successful backups, on %d '
+                        'policies' % (args.verify_every, len(self.verifying)))
         report.item('drain', '%.0f s' % drained if drained is not None
                     else 'not done after %d s' % args.drain_timeout)
         found = collections.Counter()

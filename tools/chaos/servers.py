@@ -87,8 +87,11 @@ class _Server:
 
     def _spawn(self, command, env=None):
         log = open(self.log_path, 'ab')
+        # In its own directory: a crashing node writes its dump (MnesiaCore.*,
+        # erl_crash.dump) into the working directory.
         self.popen = subprocess.Popen(command, stdout=log,
                                       stderr=subprocess.STDOUT, env=env,
+                                      cwd=self.directory,
                                       start_new_session=True)
         log.close()
 

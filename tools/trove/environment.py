@@ -25,9 +25,13 @@ Usage::
    (``fakemode.py serve``) with Trove's default rate limits, and waits
    until it answers;
 4. runs COMMAND with ``DBAAS_SCHEDULER_TEST_TROVE_URL`` (the server's
-   URL), ``DBAAS_SCHEDULER_TEST_TROVE_DB`` (its database) and
-   ``DBAAS_SCHEDULER_TEST_TROVE_LOG`` (its log file) in its environment;
-5. stops Trove and drops its database, whatever happened.
+   URL), ``DBAAS_SCHEDULER_TEST_TROVE_DB`` (its database),
+   ``DBAAS_SCHEDULER_TEST_TROVE_LOG`` (its log file) and
+   ``DBAAS_SCHEDULER_TEST_TROVE_NOTIFICATIONS`` (``<exchange> <topic>``
+   its notifications go to on the local RabbitMQ, when it answers) in its
+   environment;
+5. stops Trove, drops its database and deletes its notification exchange
+   and queue, whatever happened.
 
 Exits with COMMAND's status, or 2 if the environment could not be set up.
 Trove's log is kept in the virtualenv's directory (``trove.log``).
@@ -44,8 +48,10 @@ import time
 import urllib.request
 import uuid
 
+import kombu
 import pymysql
 
+from dbaas_scheduler.testing import broker
 from dbaas_scheduler.testing import ports
 
 TROVE_VERSION = '26.0.0'
@@ -54,6 +60,10 @@ URL_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_URL'
 # database there) and log (tests look for the request ids they sent).
 DB_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_DB'
 LOG_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_LOG'
+# Where Trove's notifications go: "<exchange> <topic>" on the broker of
+# DBAAS_SCHEDULER_TEST_TRANSPORT_URL (tests consume them as the engine).
+NOTIFICATIONS_ENV = 'DBAAS_SCHEDULER_TEST_TROVE_NOTIFICATIONS'
+TRANSPORT_URL_ENV = 'DBAAS_SCHEDULER_TEST_TRANSPORT_URL'
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 DB_USER = DB_PASSWORD = 'openstack_citest'
@@ -92,6 +102,14 @@ log_file = {log}
 use_stderr = false
 debug = false
 default_log_levels = eventlet.wsgi.server=WARN,oslo_messaging=WARN
+
+control_exchange = {exchange}
+
+[oslo_messaging_notifications]
+driver = {notification_driver}
+transport_url = {notification_url}
+topics = {topic}
+retry = 3
 
 [database]
 connection = mysql+pymysql://{user}:{password}@127.0.0.1/{database}
@@ -200,6 +218,32 @@ def answers(url):
         return False
 
 
+def broker_url():
+    return os.environ.get(TRANSPORT_URL_ENV,
+                          'rabbit://guest:guest@127.0.0.1:5672/')
+
+
+def broker_answers(url):
+    try:
+        with kombu.Connection(broker.kombu_url(url),
+                              connect_timeout=5) as connection:
+            connection.ensure_connection(max_retries=1)
+        return True
+    except Exception as exc:
+        log('no notifications from Trove: RabbitMQ at %s: %s' % (url, exc))
+        return False
+
+
+def delete_notification_queue(url, exchange, topic):
+    try:
+        with kombu.Connection(broker.kombu_url(url)) as connection:
+            channel = connection.channel()
+            channel.queue_delete('%s.info' % topic)
+            channel.exchange_delete(exchange)
+    except Exception as exc:
+        log('could not delete exchange %s: %s' % (exchange, exc))
+
+
 class TroveServer:
     """Trove in fake mode: configuration, tables, process."""
 
@@ -212,6 +256,12 @@ class TroveServer:
         self.log_file = os.path.join(venv, 'trove.log')
         self.config = os.path.join(workdir, 'trove.conf')
         self.backup_seconds = backup_seconds
+        # Trove's notifications, on the local RabbitMQ, to an exchange and
+        # topic of this run (queue names do not depend on the exchange).
+        name = 'trove-fakemode-%s' % uuid.uuid4().hex[:12]
+        self.exchange, self.topic = name, name + '-notifications'
+        self.broker_url = broker_url()
+        self.notifying = broker_answers(self.broker_url)
 
     @property
     def url(self):
@@ -236,7 +286,11 @@ class TroveServer:
             stream.write(TROVE_CONF.format(
                 port=self.port, paste=paste, log=self.log_file,
                 user=DB_USER, password=DB_PASSWORD, database=self.database,
-                backup_seconds=self.backup_seconds))
+                backup_seconds=self.backup_seconds,
+                exchange=self.exchange, topic=self.topic,
+                notification_url=self.broker_url,
+                notification_driver=(
+                    'messagingv2' if self.notifying else 'noop')))
         command, env = self._fakemode('setup')
         subprocess.run(command, env=env, check=True, cwd=self.workdir)
 
@@ -271,6 +325,9 @@ class TroveServer:
                 self.process.wait()
         if self.database:
             drop_database(self.database)
+        if self.notifying:
+            delete_notification_queue(self.broker_url, self.exchange,
+                                      self.topic)
 
 
 def _stop_on_signal(signum, frame):
@@ -315,6 +372,9 @@ def main(argv=None):
         env[URL_ENV] = server.url
         env[DB_ENV] = server.database_url
         env[LOG_ENV] = server.log_file
+        if server.notifying:
+            env[NOTIFICATIONS_ENV] = '%s %s' % (server.exchange,
+                                                server.topic)
         tests_started = time.monotonic()
         status = subprocess.call(command, env=env)
         log('%s exited with %d after %.0f s' % (

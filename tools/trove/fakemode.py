@@ -163,6 +163,31 @@ def _repair_nova():
     nova.FakeServers.list = list_servers
 
 
+def _repair_cinder():
+    """The fake Cinder client cannot take part in deleting an instance.
+
+    Trove 26's task manager lists the instance's volumes by name
+    (``volumes.list(search_opts={'name': 'trove-<id>'})``), which the
+    fake's ``list`` refuses: the delete dies there, before the instance is
+    marked deleted, and it stays SHUTDOWN (being deleted) for ever.  The
+    fake's volumes have no ``delete`` either.  Here ``list`` filters by
+    name as Cinder does, and a volume deletes itself from the fake's
+    store.
+    """
+    from trove.tests.fakes import nova
+
+    def list_volumes(self, detailed=True, search_opts=None):
+        name = (search_opts or {}).get('name')
+        return [volume for volume in list(self.db.values())
+                if name is None or volume.name == name]
+
+    def delete_volume(self):
+        self.parent.db.pop(self.id, None)
+
+    nova.FakeVolumes.list = list_volumes
+    nova.FakeVolume.delete = delete_volume
+
+
 def _tolerant(function):
     """``function``, ignoring keyword arguments it does not know."""
     parameters = inspect.signature(function).parameters
@@ -271,6 +296,7 @@ def main():
     _repair_guest_import()
     conf = _initialize(action)
     _repair_nova()
+    _repair_cinder()
     _repair_guest(conf.fake_backup_seconds)
     if action == 'setup':
         setup(conf)

@@ -23,6 +23,11 @@ Where the API is, first found wins:
            database backup policy list
 
 4. the ``backup-scheduler`` entry of the Keystone service catalog.
+
+Which API microversion: ``--os-backup-scheduler-api-version 1.N``
+(``OS_BACKUP_SCHEDULER_API_VERSION``) pins one; ``1`` or ``latest``, the
+default, is the newest that both the server (its version document) and
+this client speak.
 """
 
 import logging
@@ -73,15 +78,41 @@ def endpoint_of(instance):
     return endpoint
 
 
+def _microversion(requested):
+    """The microversion pinned, or None to negotiate (``1``, ``latest``)."""
+    requested = (requested or DEFAULT_API_VERSION).strip()
+    if requested.lower() in (DEFAULT_API_VERSION, 'latest'):
+        return None
+    try:
+        return client.check_api_version(requested)
+    except client.UnsupportedVersion as exc:
+        raise exceptions.CommandError(str(exc))
+
+
+def check_api_version(check_version):
+    """The OpenStack client's hook: is ``check_version`` one we take?
+
+    ``1``, ``latest`` and ``1.N`` all name the commands of API v1, not
+    only the ``1`` of API_VERSIONS: answering True keeps the OpenStack
+    client from warning about a microversion.  A version this client does
+    not speak is refused by :func:`make_client`, with a message.
+    """
+    return True
+
+
 def make_client(instance):
     """The backup scheduler client of an OpenStackClient ClientManager."""
+    requested = instance._api_version[API_NAME]
+    microversion = _microversion(requested)
     client_class = utils.get_client_class(
-        API_NAME, instance._api_version[API_NAME], API_VERSIONS)
+        API_NAME, DEFAULT_API_VERSION, API_VERSIONS)
     endpoint = endpoint_of(instance)
-    LOG.debug('Backup scheduler API at %s', endpoint)
+    LOG.debug('Backup scheduler API at %s, microversion %s', endpoint,
+              microversion or 'negotiated')
     return client_class(instance.session, endpoint=endpoint,
                         region_name=instance.region_name,
-                        interface=instance.interface)
+                        interface=instance.interface,
+                        api_version=microversion)
 
 
 def build_option_parser(parser):
@@ -91,8 +122,9 @@ def build_option_parser(parser):
         metavar='<backup-scheduler-api-version>',
         default=utils.env('OS_BACKUP_SCHEDULER_API_VERSION',
                           default=DEFAULT_API_VERSION),
-        help='Backup scheduler API version, default=%s '
-             '(Env: OS_BACKUP_SCHEDULER_API_VERSION)' % DEFAULT_API_VERSION)
+        help='Backup scheduler API microversion, such as 1.0; default: '
+             'the newest that both the server and this client speak '
+             '(Env: OS_BACKUP_SCHEDULER_API_VERSION)')
     parser.add_argument(
         '--os-backup-scheduler-url',
         metavar='<url>',

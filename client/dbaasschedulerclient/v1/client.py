@@ -23,6 +23,12 @@ Bodies are plain dicts, as the API sends them; an error answer raises
 
     api = client.Client(session.Session(), endpoint='http://127.0.0.1:8798')
     api.find_policy('notes')
+
+Every request names an API microversion (``OpenStack-API-Version:
+backup-scheduler 1.N``, sent by keystoneauth): ``api_version='1.N'`` pins
+one; by default the client reads the version document once and uses the
+newest version that both it (:data:`MAX_API_VERSION`) and the server
+serve.
 """
 
 import importlib.metadata
@@ -30,9 +36,17 @@ import re
 import urllib.parse
 
 from keystoneauth1 import adapter
+from keystoneauth1 import discover
+from keystoneauth1 import noauth
 
 SERVICE_TYPE = 'backup-scheduler'
 DISTRIBUTION = 'python-dbaas-schedulerclient'
+
+# The API microversions this client speaks, oldest and newest.  Raise
+# the newest when the client learns what a new microversion adds (see the
+# server's doc/source/contributor/microversions.rst).
+MIN_API_VERSION = '1.0'
+MAX_API_VERSION = '1.8'
 
 # A catalog entry may name the root of the service or its /v1 document.
 _VERSION_SUFFIX = re.compile(r'/v1(\.\d+)?/*$')
@@ -105,18 +119,102 @@ def error_of(response):
         status, response.reason or ''))
 
 
+class UnsupportedVersion(Exception):
+    """No API microversion both this client and the server speak."""
+
+
+def _version_text(version):
+    return discover.version_to_string(version)
+
+
+def check_api_version(text):
+    """The microversion ``text`` names, if this client speaks it.
+
+    Raises UnsupportedVersion, with a message for people, otherwise.
+    """
+    try:
+        version = discover.normalize_version_number(text)
+    except TypeError:
+        version = None
+    if (version is None or len(version) != 2
+            or discover.LATEST in version):
+        raise UnsupportedVersion(
+            'The backup scheduler API version %r is not a version: give '
+            'one of the form 1.N, such as %s, or leave it out for the '
+            'newest the server and this client both speak.'
+            % (text, MAX_API_VERSION))
+    if not (discover.normalize_version_number(MIN_API_VERSION) <= version
+            <= discover.normalize_version_number(MAX_API_VERSION)):
+        raise UnsupportedVersion(
+            'This client speaks versions %s to %s of the backup scheduler '
+            'API, not %s: upgrade python-dbaas-schedulerclient, or ask for '
+            'one of those.' % (MIN_API_VERSION, MAX_API_VERSION,
+                               _version_text(version)))
+    return _version_text(version)
+
+
+def negotiate(server_min, server_max):
+    """The newest microversion both this client and a server serve.
+
+    ``server_min`` and ``server_max`` are the server's versions as
+    keystoneauth's discovery gives them (tuples, or None for a server
+    from before microversions, which serves 1.0 only).
+    """
+    client_min = discover.normalize_version_number(MIN_API_VERSION)
+    client_max = discover.normalize_version_number(MAX_API_VERSION)
+    if not server_max:
+        server_min = server_max = discover.normalize_version_number('1.0')
+    server_min = server_min or server_max
+    version = min(client_max, server_max)
+    if version < server_min or version < client_min:
+        raise UnsupportedVersion(
+            'This client speaks versions %s to %s of the backup scheduler '
+            'API, the server %s to %s: no version is common to both. '
+            'Upgrade python-dbaas-schedulerclient.' % (
+                MIN_API_VERSION, MAX_API_VERSION, _version_text(server_min),
+                _version_text(server_max)))
+    return _version_text(version)
+
+
 class Client:
-    """Calls of ``/v1``; lists follow every page unless given a limit."""
+    """Calls of ``/v1``; lists follow every page unless given a limit.
+
+    ``api_version`` (``'1.N'``) pins the API microversion of every
+    request; without it the client negotiates one at its first request.
+    """
 
     def __init__(self, session, endpoint=None, region_name=None,
-                 interface=None):
+                 interface=None, api_version=None):
         self.adapter = adapter.Adapter(
             session, service_type=SERVICE_TYPE, region_name=region_name,
             interface=interface, endpoint_override=service_root(endpoint),
             client_name=DISTRIBUTION, client_version=_version())
+        if api_version is not None:
+            self.adapter.default_microversion = check_api_version(
+                api_version)
+
+    @property
+    def api_version(self):
+        """The microversion the requests name, negotiated on first use."""
+        if self.adapter.default_microversion is None:
+            self.adapter.default_microversion = self._negotiate()
+        return self.adapter.default_microversion
+
+    def _negotiate(self):
+        # The version document needs no token: a session without auth
+        # (the all-in-one service) reads it too.
+        auth = None
+        if self.adapter.auth is None and self.adapter.session.auth is None:
+            auth = noauth.NoAuth()
+        data = self.adapter.get_endpoint_data(auth=auth)
+        if data is None:
+            raise UnsupportedVersion(
+                'The backup scheduler API at %s has no version document '
+                'this client can read.' % self.adapter.endpoint_override)
+        return negotiate(data.min_microversion, data.max_microversion)
 
     def _request(self, method, path, body=None, params=None):
-        kwargs = {'raise_exc': False}
+        kwargs = {'raise_exc': False, 'microversion': self.api_version}
         if body is not None:
             kwargs['json'] = body
         if params:
@@ -199,8 +297,10 @@ class Client:
         return self._request('PATCH', _policy(policy_id),
                              {'backup_policy': changes})['backup_policy']
 
-    def delete_policy(self, policy_id):
-        self._request('DELETE', _policy(policy_id))
+    def delete_policy(self, policy_id, delete_backups=None):
+        """Delete a policy; its backups too with ``delete_backups``."""
+        params = {'delete_backups': 'true'} if delete_backups else None
+        self._request('DELETE', _policy(policy_id), params=params)
 
     def pause_policy(self, policy_id, reason=None):
         body = {'reason': reason} if reason else None
@@ -221,18 +321,31 @@ class Client:
         return self._request('GET', _policy(policy_id, 'next-runs'),
                              params=params)
 
+    def lifecycle(self, policy_id, count=None):
+        """``{"slots": [...], "rpo_coverage": {...}, "retention": [...]}``."""
+        params = {'count': count} if count is not None else None
+        return self._request('GET', _policy(policy_id, 'lifecycle'),
+                             params=params)
+
     def preview_schedule(self, schedule, schedule_type=None, timezone=None,
-                         start_at=None, end_at=None, count=None):
+                         start_at=None, end_at=None, count=None,
+                         start_window=None, completion_window=None,
+                         exclusions=None):
         """The next run times of a schedule, before any policy has it.
 
-        ``{"next_runs": [UTC times], "timezone": ..., "example": bool}``;
+        ``{"next_runs": [UTC times], "timezone": ..., "example": bool,
+        "slots": [...]}``; ``slots`` with the draft's windows and
+        ``exclusions`` (a list of texts);
         ``example`` is true when ``H`` fields make the times depend on the
         id of the policy.  An invalid schedule raises :class:`APIError`
         with the message creating a policy would give.
         """
         params = {'schedule': schedule, 'schedule_type': schedule_type,
                   'timezone': timezone, 'start_at': start_at,
-                  'end_at': end_at, 'count': count}
+                  'end_at': end_at, 'count': count,
+                  'start_window': start_window,
+                  'completion_window': completion_window,
+                  'exclusions': ';'.join(exclusions) if exclusions else None}
         return self._request('GET', '/v1/schedule-preview', params={
             name: value for name, value in params.items()
             if value is not None})
@@ -241,16 +354,89 @@ class Client:
 
     def list_executions(self, policy_id=None, instance_id=None, status=None,
                         since=None, all_projects=None, limit=None,
-                        marker=None):
+                        marker=None, held=None):
         return self._list('/v1/executions', 'executions', {
             'policy_id': policy_id, 'instance_id': instance_id,
-            'status': status, 'since': since,
+            'status': status, 'since': since, 'held': _flag(held),
             'all_projects': _flag(all_projects), 'limit': limit,
             'marker': marker})
 
     def get_execution(self, execution_id):
         return self._request('GET', '/v1/executions/%s' % _quote(
             execution_id))['execution']
+
+    def hold_backup(self, execution_id):
+        """Hold the execution's backup: retention never deletes it."""
+        return self._request('POST', '/v1/executions/%s/hold' % _quote(
+            execution_id))['execution']
+
+    def release_backup(self, execution_id):
+        """Release the hold on the execution's backup."""
+        return self._request('POST', '/v1/executions/%s/release' % _quote(
+            execution_id))['execution']
+
+    # Restores.
+
+    def restore_execution(self, execution_id, values=None):
+        """Restore the backup of an execution; returns the restore."""
+        return self._request('POST', '/v1/executions/%s/restore' % _quote(
+            execution_id), body=values or {})['restore']
+
+    def list_restores(self, execution_id=None, policy_id=None, status=None,
+                      all_projects=None, limit=None, marker=None):
+        return self._list('/v1/restores', 'restores', {
+            'execution_id': execution_id, 'policy_id': policy_id,
+            'status': status, 'all_projects': _flag(all_projects),
+            'limit': limit, 'marker': marker})
+
+    def get_restore(self, restore_id):
+        return self._request('GET', '/v1/restores/%s' % _quote(
+            restore_id))['restore']
+
+    # Coverage.
+
+    def get_coverage(self, state=None, all_projects=None):
+        """The coverage report: ``{"instances", "counts", "incomplete"}``."""
+        params = {'state': state, 'all_projects': _flag(all_projects)}
+        return self._request('GET', '/v1/coverage', params={
+            name: value for name, value in params.items()
+            if value is not None})['coverage']
+
+    # Policy templates.
+
+    def create_template(self, values):
+        """Create a policy template of the project; returns it."""
+        return self._request('POST', '/v1/policy-templates',
+                             body={'policy_template': values})[
+                                 'policy_template']
+
+    def list_templates(self, all_projects=None, limit=None, marker=None):
+        return self._list('/v1/policy-templates', 'policy_templates', {
+            'all_projects': _flag(all_projects), 'limit': limit,
+            'marker': marker})
+
+    def get_template(self, template_id):
+        return self._request('GET', '/v1/policy-templates/%s' % _quote(
+            template_id))['policy_template']
+
+    def delete_template(self, template_id):
+        self._request('DELETE', '/v1/policy-templates/%s' % _quote(
+            template_id))
+
+    def apply_template(self, template_id, instance_ids=None,
+                       dry_run=False):
+        """Enrol instances with a template, or say what it would create.
+
+        All of the project's when ``instance_ids`` is None; returns
+        ``{'dry_run': ..., 'enrolments': [...]}``.
+        """
+        body = {'dry_run': bool(dry_run)}
+        if instance_ids is None:
+            body['all_instances'] = True
+        else:
+            body['instance_ids'] = list(instance_ids)
+        return self._request('POST', '/v1/policy-templates/%s/apply' % _quote(
+            template_id), body=body)
 
     # Services.
 

@@ -13,6 +13,7 @@
 
 import webob.dec
 
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api.schemas import execution as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler import exception
@@ -21,7 +22,8 @@ from dbaas_scheduler.policies import execution as rules
 from dbaas_scheduler import policy
 
 _TIMES = ('scheduled_at', 'created_at', 'dispatched_at', 'started_at',
-          'finished_at')
+          'finished_at', 'held_at', 'backup_delete_after', 'start_deadline',
+          'completion_deadline', 'verified_at')
 
 
 def _deleted_backup(backup):
@@ -41,7 +43,19 @@ def serialize(req, execution):
                                for backup in body['deleted_backups'] or []]
     body['links'] = [{'rel': 'self', 'href': '%s/v1/executions/%s' % (
         util.base_url(req), execution.id)}]
-    return body
+    return microversion.response_fields(req, body, RESPONSE_SINCE)
+
+
+# Response fields newer than 1.0, and the microversion they came with.
+RESPONSE_SINCE = dict(
+    dict.fromkeys(('start_deadline', 'completion_deadline',
+                   'completion_window_exceeded'), '1.1'),
+    **{field: '1.3' for field in (
+        'held', 'held_at', 'held_by', 'backup_state',
+        'backup_delete_after')},
+    **{field: '1.7' for field in (
+        'verified_at', 'verify_result', 'verify_reason',
+        'verify_duration')})
 
 
 @webob.dec.wsgify
@@ -53,19 +67,10 @@ def list_executions(req):
     200; 400 for an unknown or invalid query parameter or marker; 401;
     403 when a rule refuses the list or ``all_projects``.
     """
-    context, conf = util.context_of(req), util.conf_of(req)
-    params = util.query_params(req, schema.LIST_QUERY)
-    project_id = policy.authorize_list(context, rules.LIST,
-                                       rules.LIST_ALL_PROJECTS,
-                                       params.get('all_projects'))
-    limit = util.page_limit(conf, params)
-    found = execution_obj.list_executions(
-        context, project_id=project_id, policy_id=params.get('policy_id'),
-        instance_id=params.get('instance_id'), status=params.get('status'),
-        since=params.get('since'), limit=limit, marker=params.get('marker'))
-    items = [serialize(req, e) for e in found]
-    return util.json_response({'executions': items,
-                               'links': util.next_link(req, items, limit)})
+    return util.list_page(
+        req, microversion.query_schema(req, schema.LIST_QUERY), rules,
+        'executions', execution_obj.list_executions, serialize,
+        filters=('policy_id', 'instance_id', 'status', 'since', 'held'))
 
 
 @webob.dec.wsgify
@@ -83,3 +88,50 @@ def show_execution(req):
         context, rules.SHOW, found,
         exception.ExecutionNotFound(execution_id=execution_id))
     return util.json_response({'execution': serialize(req, found)})
+
+
+def _load(req, rule):
+    context = util.context_of(req)
+    execution_id = util.path_arg(req, 'execution_id')
+    found = execution_obj.get_execution(context, execution_id)
+    policy.authorize_owned(
+        context, rule, found,
+        exception.ExecutionNotFound(execution_id=execution_id),
+        show_rule=rules.SHOW)
+    return found
+
+
+@microversion.since('1.3')
+@webob.dec.wsgify
+def hold_backup(req):
+    """POST /v1/executions/{execution_id}/hold: keep its backup.
+
+    Retention never deletes a held backup (nor what it is built on), and
+    the hold outlives the policy.  Holding a held backup changes nothing.
+    200 with the execution; 400 for a body; 401; 403 and 404 as for
+    showing it; 409 when the execution has no backup, or the backup (or
+    one of its instance it may be built on) is being deleted or is gone;
+    413 for a body over 1 MiB.
+    """
+    util.extract_json(req, schema.EMPTY)
+    found = _load(req, rules.HOLD)
+    held = execution_obj.hold_backup(util.context_of(req),
+                                     util.conf_of(req), found)
+    return util.json_response({'execution': serialize(req, held)})
+
+
+@microversion.since('1.3')
+@webob.dec.wsgify
+def release_backup(req):
+    """POST /v1/executions/{execution_id}/release: end the hold.
+
+    Retention decides about the backup again at its next pass (and gives
+    it the grace before deleting it).  Releasing a backup that is not
+    held changes nothing.  200 with the execution; 400 for a body; 401;
+    403 and 404 as for showing it; 413 for a body over 1 MiB.
+    """
+    util.extract_json(req, schema.EMPTY)
+    found = _load(req, rules.RELEASE)
+    released = execution_obj.release_backup(util.context_of(req),
+                                            util.conf_of(req), found)
+    return util.json_response({'execution': serialize(req, released)})

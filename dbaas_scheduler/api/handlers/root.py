@@ -13,21 +13,26 @@
 
 import webob.dec
 
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api import openapi
 from dbaas_scheduler.api import util
 
-VERSION = {
-    'id': 'v1.0',
-    'status': 'CURRENT',
-    'min_version': '',
-    'version': '',
-    'updated': '2026-11-22T00:00:00Z',
-}
+
+def _version_document():
+    # min_version and version are the microversions served, as
+    # keystoneauth's discovery reads them.
+    return {
+        'id': 'v1.0',
+        'status': 'CURRENT',
+        'min_version': str(microversion.MIN_VERSION),
+        'version': str(microversion.MAX_VERSION),
+        'updated': '2026-11-22T00:00:00Z',
+    }
 
 
 def _v1(req):
     base = util.base_url(req).rstrip('/')
-    return dict(VERSION, links=[
+    return dict(_version_document(), links=[
         {'rel': 'self', 'href': base + '/v1/'},
         {'rel': 'describedby', 'type': 'application/openapi+json',
          'href': base + openapi.OPENAPI_PATH}])

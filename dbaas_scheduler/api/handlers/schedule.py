@@ -17,6 +17,8 @@ try a schedule and see both its errors and its next run times.
 
 import webob.dec
 
+from dbaas_scheduler.api.handlers import backup_policy
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api.schemas import backup_policy as schema
 from dbaas_scheduler.api import util
 from dbaas_scheduler import exception
@@ -32,12 +34,16 @@ def preview_schedule(req):
     """GET /v1/schedule-preview: the next run times of a schedule.
 
     Validated as creating a policy validates it; ``example`` is true when
-    ``H`` fields make the times depend on the policy's future ID.  200;
+    ``H`` fields make the times depend on the policy's future ID.
+    ``slots`` are the same times with the draft's windows and exclusions
+    (``start_window``, ``completion_window``, ``exclusions`` separated by
+    ``;``), as ``/v1/backup-policies/{id}/lifecycle`` shows them.  200;
     400 for a missing or invalid schedule or query parameter; 401; 403
     when a rule refuses it.
     """
     context, conf = util.context_of(req), util.conf_of(req)
-    params = util.query_params(req, schema.PREVIEW_QUERY)
+    params = util.query_params(
+        req, microversion.query_schema(req, schema.PREVIEW_QUERY))
     policy.authorize(context, rules.PREVIEW,
                      {'project_id': context.project_id})
     if not params.get('schedule'):
@@ -45,8 +51,15 @@ def preview_schedule(req):
             reason='query parameter schedule is required: the cron '
                    'expression, interval or time to preview.')
     count = params.pop('count', DEFAULT_COUNT)
-    times, example = backup_policy_obj.preview_schedule(conf, params, count)
-    return util.json_response({
-        'next_runs': [util.isotime(t) for t in times],
-        'timezone': params.get('timezone', 'UTC'),
-        'example': example})
+    if 'exclusions' in params:
+        params['exclusions'] = [
+            text for text in params['exclusions'].split(';')
+            if text.strip()]
+    times, example, slots = backup_policy_obj.preview_lifecycle(
+        conf, params, count)
+    body = {'next_runs': [util.isotime(t) for t in times],
+            'timezone': params.get('timezone', 'UTC'),
+            'example': example}
+    if microversion.is_at_least(req, '1.1'):
+        body['slots'] = backup_policy.serialize_slots(slots)
+    return util.json_response(body)

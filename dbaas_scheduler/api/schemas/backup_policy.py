@@ -19,10 +19,12 @@ values larger than their columns hold (bounds taken from the models).
 
 import copy
 
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.api.schemas import common
 from dbaas_scheduler.db import models
 from dbaas_scheduler import enums
 from dbaas_scheduler import schedule
+from dbaas_scheduler import windows
 
 _COLUMNS = models.BackupPolicy.__table__.c
 
@@ -64,6 +66,65 @@ POLICY_PROPERTIES = {
     'keep_monthly': _count('keep_monthly'),
     'max_age_days': common.integer(_COLUMNS.max_age_days, minimum=0,
                                    maximum=MAX_AGE_DAYS),
+    'start_window': common.integer(
+        _COLUMNS.start_window, minimum=windows.MIN_WINDOW,
+        maximum=windows.MAX_START_WINDOW,
+        description='Seconds after its slot a backup may still start; '
+                    'a slot not started by then ends EXPIRED. Null: '
+                    'derived from the schedule.',
+        **{microversion.SINCE: '1.1'}),
+    'completion_window': common.integer(
+        _COLUMNS.completion_window, minimum=windows.MIN_WINDOW,
+        maximum=windows.MAX_COMPLETION_WINDOW,
+        description='Seconds after its slot a backup should have '
+                    'finished. Null: derived from the schedule.',
+        **{microversion.SINCE: '1.1'}),
+    'exclusions': {
+        'type': ['array', 'null'],
+        'maxItems': windows.MAX_EXCLUSIONS,
+        'items': {'type': 'string', 'minLength': 1,
+                  'maxLength': windows.MAX_EXCLUSION_LENGTH,
+                  'pattern': common.ONE_LINE},
+        'description': 'Periods in the policy\'s time zone when no '
+                       'backup starts: "Fri 18:00-Mon 06:00", "Sat-Sun", '
+                       '"Mon-Fri 09:00-17:00", "01:00-03:00", '
+                       '"2026-12-24", "2026-12-24..2026-12-26".',
+        microversion.SINCE: '1.1'},
+    # Seconds; null: derived from the schedule (objects/protection.py).
+    'rpo': common.integer(_COLUMNS.rpo, minimum=60,
+                          maximum=10 * 366 * 86400,
+                          **{microversion.SINCE: '1.2'}),
+    'pause_after_failures': common.integer(
+        _COLUMNS.pause_after_failures, minimum=1, maximum=1000,
+        **{microversion.SINCE: '1.2'}),
+    'min_keep': common.since(common.integer(_COLUMNS.min_keep, minimum=0),
+                             common.RETENTION_VERSION),
+    'verify_every': common.since(common.integer(
+        _COLUMNS.verify_every, minimum=1, maximum=1000,
+        description='Verify every Nth successful backup: restore it into '
+                    'a scratch target, check it, delete the target. '
+                    'Null: never (the default).'),
+        common.VERIFY_VERSION),
+    'verify_check': common.since(common.json_object(
+        _COLUMNS.verify_check,
+        additionalProperties=False,
+        required=['sql'],
+        properties={
+            'sql': {'type': 'string', 'minLength': 1, 'maxLength': 4000},
+            'expected': {'type': ['string', 'number', 'boolean', 'null'],
+                         'maxLength': 255}},
+        description='A read-only SQL query run on the restored scratch '
+                    'database ("local" backend): the first column of its '
+                    'first row, as text, must equal "expected".'),
+        common.VERIFY_VERSION),
+    'verify_schedule': common.since(common.string(
+        _COLUMNS.verify_schedule, nullable=True, pattern=common.ONE_LINE,
+        description='Verify on a schedule of its own: a cron expression '
+                    'in the policy\'s time zone; at each slot the newest '
+                    'retained successful backup newer than the last one '
+                    'verified is verified (none: the slot passes). '
+                    'Excludes verify_every. Null: none (the default).'),
+        common.VERIFY_SCHEDULE_VERSION),
 }
 
 _CREATE_PROPERTIES = dict(POLICY_PROPERTIES, enabled={'type': 'boolean'})
@@ -123,6 +184,8 @@ LIST_QUERY = {
     'name': common.identifier(_COLUMNS.name),
     'instance_id': common.identifier(_COLUMNS.instance_id),
     'enabled': common.BOOLEAN,
+    'protection': {'type': 'string', 'enum': list(enums.Protection.ALL),
+                   microversion.SINCE: '1.2'},
     'all_projects': common.BOOLEAN,
     'limit': common.LIMIT,
     'marker': common.identifier(_COLUMNS.id),
@@ -142,6 +205,28 @@ PREVIEW_QUERY = {
     'start_at': common.TIME,
     'end_at': common.TIME,
     'count': {'type': 'integer', 'minimum': 0},
+    'start_window': common.since(
+        {'type': 'integer', 'minimum': windows.MIN_WINDOW,
+         'maximum': windows.MAX_START_WINDOW}, '1.1'),
+    'completion_window': common.since(
+        {'type': 'integer', 'minimum': windows.MIN_WINDOW,
+         'maximum': windows.MAX_COMPLETION_WINDOW}, '1.1'),
+    'exclusions': {
+        microversion.SINCE: '1.1',
+        'type': 'string', 'minLength': 1,
+        'maxLength': windows.MAX_EXCLUSIONS * (
+            windows.MAX_EXCLUSION_LENGTH + 1),
+        'description': 'Exclusion windows, separated by ";" (e.g. '
+                       '"Fri 18:00-Mon 06:00;2026-12-24").'},
+}
+
+LIFECYCLE_QUERY = {
+    'count': {'type': 'integer', 'minimum': 0},
+}
+
+DELETE_QUERY = {
+    'delete_backups': common.since(common.BOOLEAN,
+                                   common.RETENTION_VERSION),
 }
 
 NEXT_RUNS_QUERY = {

@@ -76,6 +76,22 @@ def json_object(column, nullable=True, **extra):
 # Query parameters.  Every value in a query string is text; these say
 # what text each parameter takes, and util.query_params parses it so.
 
+# The keyword of a field's or parameter's first microversion (the same as
+# dbaas_scheduler.api.microversion.SINCE, which this layer cannot import).
+SINCE = 'x-openstack-since'
+# Retention floors, holds, the grace and the lifecycle preview.
+RETENTION_VERSION = '1.3'
+# Scheduled verification of backups.
+VERIFY_VERSION = '1.7'
+# Verification on a schedule of its own; verification on templates.
+VERIFY_SCHEDULE_VERSION = '1.8'
+
+
+def since(schema, version):
+    """``schema``, first served at microversion ``version``."""
+    return dict(schema, **{SINCE: version})
+
+
 BOOLEAN = {
     'type': 'boolean',
     'description': 'true or false; also 1/0, yes/no, on/off, in any case.',

@@ -22,7 +22,10 @@ LIST_QUERY = {
     'instance_id': common.identifier(_COLUMNS.instance_id),
     'status': {'type': 'string', 'enum': list(enums.ExecutionStatus.ALL)},
     'since': common.TIME,
+    'held': common.since(common.BOOLEAN, common.RETENTION_VERSION),
     'all_projects': common.BOOLEAN,
     'limit': common.LIMIT,
     'marker': common.identifier(_COLUMNS.id),
 }
+
+EMPTY = {'type': ['object', 'null'], 'additionalProperties': False}

@@ -33,6 +33,9 @@ from dbaas_scheduler.backends.local import commands
 from dbaas_scheduler.backends.local import files
 from dbaas_scheduler.backends.local import job_control
 from dbaas_scheduler.backends.local import manifests
+from dbaas_scheduler.backends.local import restore as local_restore
+from dbaas_scheduler.backends.local import verify as local_verify
+from dbaas_scheduler import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -75,6 +78,18 @@ class LocalBackend(base.BackupBackend):
     def check_instance(self, policy):
         # The option is read now: SIGHUP may have added the instance.
         self._database_url(policy)
+
+    # The coverage report knows local instances from their policies: an
+    # instance of [local_backend] instances may serve several projects'
+    # policies, or none.
+    lists_instances = False
+
+    def list_instances(self, actor):
+        # For policy templates: the operator's, those [local_backend]
+        # instance_projects gives the project, whatever the credentials.
+        return {name: None for name, owner
+                in self.conf.local_backend.instance_projects.items()
+                if owner == actor.project_id}
 
     def create_backup(self, policy, name, description):
         self._jobs.reap()
@@ -205,6 +220,194 @@ class LocalBackend(base.BackupBackend):
             LOG.info('Deleted local backup %(backup)s of instance '
                      '%(instance)s.',
                      {'backup': backup_id, 'instance': policy.instance_id})
+
+    # Restores.
+
+    def _restore_target(self, policy, params):
+        """``(target name, database URL or None, path of a new file)``.
+
+        Raises ``exception.Invalid`` for a target the request may not use.
+        Only names the operator configured, for the policy's project, or
+        the source itself when the request says so and names it.
+        """
+        params = params or {}
+        target = params.get('target')
+        if target is None:
+            return None, None, None
+        if target == policy.instance_id:
+            if not params.get('allow_source'):
+                raise exception.Invalid(
+                    reason='restoring onto the source instance %s replaces '
+                           'its data; to do it, name it as the target and '
+                           'set allow_source to true' % target)
+            return target, self._database_url(policy), None
+        conf = self.conf.local_backend
+        url = conf.restore_targets.get(target)
+        if (url is None
+                or conf.restore_target_projects.get(target)
+                != policy.project_id):
+            # Not the configured names: other projects' targets stay
+            # unknown.
+            raise exception.Invalid(
+                reason='%s is not a restore target of this project; its '
+                       'operator configures them in [local_backend] '
+                       'restore_targets and restore_target_projects'
+                       % target)
+        return target, url, None
+
+    def _restorable_manifest(self, policy, backup_id):
+        directory = self._instance_dir(policy)
+        manifest = manifests.read_manifest(
+            self._manifest_path(directory, backup_id))
+        if manifest is None:
+            raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
+        if (manifest.get('status') != base.BackupStatus.COMPLETED
+                or not manifest.get('file')):
+            raise base.PermanentBackendError(
+                backend=self.name,
+                reason='backup %s is %s, not COMPLETED: there is nothing to '
+                       'restore' % (backup_id, manifest.get('status')))
+        return directory, manifest
+
+    def check_restore(self, policy, backup_id, params):
+        target, url, _ = self._restore_target(policy, params)
+        try:
+            directory, manifest = self._restorable_manifest(policy,
+                                                            backup_id)
+        except base.BackupNotFound:
+            raise exception.Invalid(
+                reason='backup %s no longer exists (retention may have '
+                       'deleted it)' % backup_id)
+        except base.BackendError as e:
+            raise exception.Invalid(reason=str(e))
+        kind = manifest.get('kind')
+        if target is None:
+            if kind != commands.SQLITE:
+                raise exception.Invalid(
+                    reason='a %s backup needs a target: name one of the '
+                           'restore targets the operator configured for '
+                           'this project' % kind)
+            return
+        try:
+            target_kind = commands.database_kind(commands.parse_url(url))
+        except commands.UnsupportedDatabase:
+            target_kind = None
+        if target_kind != kind:
+            raise exception.Invalid(
+                reason='backup %s is a %s dump; target %s is not a %s '
+                       'database' % (backup_id, kind, target, kind))
+
+    def restore_backup(self, policy, backup_id, params, restore_id):
+        params = params or {}
+        try:
+            target, url, _ = self._restore_target(policy, params)
+        except exception.Invalid as e:
+            raise base.PermanentBackendError(backend=self.name,
+                                             reason=e.kwargs['reason'])
+        directory, manifest = self._restorable_manifest(policy, backup_id)
+        data_path = os.path.join(directory, manifest['file'])
+        try:
+            local_restore.check_backup_file(data_path, manifest)
+            if target is None:
+                target_id = '%s.sqlite' % restore_id
+                path = os.path.join(os.path.abspath(os.path.expanduser(
+                    self.conf.local_backend.restore_dir)), target_id)
+                local_restore.load_sqlite(data_path, path, backup_id)
+            else:
+                target_id = target
+                self._load_into(url, data_path, backup_id, target,
+                                bool(params.get('replace')), directory)
+        except local_restore.RestoreFailed as e:
+            LOG.warning('Restore %(restore)s of local backup %(backup)s '
+                        'failed: %(detail)s',
+                        {'restore': restore_id, 'backup': backup_id,
+                         'detail': e.detail})
+            raise base.PermanentBackendError(backend=self.name,
+                                             reason=e.reason)
+        LOG.info('Restored local backup %(backup)s of instance %(instance)s '
+                 'into %(target)s (restore %(restore)s).',
+                 {'backup': backup_id, 'instance': policy.instance_id,
+                  'target': target_id, 'restore': restore_id})
+        return base.RestoreProgress(target_id=target_id, done=True)
+
+    def _load_into(self, url, data_path, backup_id, target, replace,
+                   workdir):
+        try:
+            command = local_restore.load_command(url)
+        except commands.UnsupportedDatabase as e:
+            raise local_restore.RestoreFailed(
+                'target %s cannot be restored into as configured; the '
+                'service\'s operator finds the cause in its log' % target,
+                'target %s: %s' % (target, e))
+        if command.kind == commands.SQLITE:
+            if (os.path.exists(command.sqlite_path) and not replace
+                    and local_restore.table_names(url)):
+                raise local_restore.RestoreFailed(
+                    'target %s is not empty; restore into an empty '
+                    'database, or set replace to true' % target)
+            local_restore.load_sqlite(data_path, command.sqlite_path,
+                                      backup_id)
+            return
+        try:
+            tables = local_restore.table_names(url)
+            if tables and not replace:
+                raise local_restore.RestoreFailed(
+                    'target %s is not empty (%d tables); restore into an '
+                    'empty database, or set replace to true'
+                    % (target, len(tables)))
+            if tables:
+                local_restore.clear_database(url)
+        except local_restore.RestoreFailed:
+            raise
+        except Exception as e:
+            raise local_restore.RestoreFailed(
+                'target %s cannot be reached; the service\'s operator finds '
+                'the cause in its log' % target,
+                'target %s: %s: %s' % (target, type(e).__name__, e))
+        local_restore.load_sql(command, data_path, backup_id, workdir)
+
+    def get_restore(self, policy, target_id):
+        # A local restore is over when restore_backup returns.
+        return base.RestoreProgress(target_id=target_id, done=True)
+
+    # Verifications.
+
+    def verify_backup(self, policy, backup_id, check, scratch):
+        url = self._database_url(policy)
+        directory, manifest = self._restorable_manifest(policy, backup_id)
+        try:
+            return local_verify.verify(
+                url, os.path.join(directory, manifest['file']), manifest,
+                scratch, self.conf.local_backend.restore_dir, check,
+                self.conf.verify.check_timeout, directory)
+        except local_restore.RestoreFailed as e:
+            LOG.warning('Verification %(scratch)s of local backup '
+                        '%(backup)s failed: %(detail)s',
+                        {'scratch': scratch, 'backup': backup_id,
+                         'detail': e.detail})
+            raise base.PermanentBackendError(backend=self.name,
+                                             reason=e.reason)
+        except Exception as e:
+            raise self._hidden(
+                base.TransientBackendError, None,
+                'the scratch database of verification %s cannot be used'
+                % scratch, 'scratch database %s of instance %s: %s: %s'
+                % (scratch, policy.instance_id, type(e).__name__, e))
+
+    def delete_scratch(self, policy, scratch):
+        try:
+            url = self._database_url(policy)
+        except base.InstanceNotFound:
+            url = None
+        try:
+            local_verify.delete_scratch(
+                url, self.conf.local_backend.restore_dir, scratch)
+        except Exception as e:
+            raise self._hidden(
+                base.TransientBackendError, None,
+                'scratch target %s cannot be deleted now' % scratch,
+                'scratch target %s of instance %s: %s: %s'
+                % (scratch, policy.instance_id, type(e).__name__, e))
 
     # What a tenant may read.
 

@@ -25,6 +25,7 @@ import tempfile
 import urllib.parse
 
 from dbaas_scheduler.backends.local import commands
+from dbaas_scheduler.backends.local import contents
 from dbaas_scheduler.backends.local import files
 
 # The longest fault text a manifest keeps: the end of the tool's stderr.
@@ -46,6 +47,18 @@ def trim_fault(text):
     if len(text) > FAULT_LIMIT:
         text = '...' + text[-FAULT_LIMIT:]
     return text
+
+
+class _Tee:
+    """Writes to the compressor, and to the counter of the dump's rows."""
+
+    def __init__(self, out, counter):
+        self._out = out
+        self._counter = counter
+
+    def write(self, data):
+        self._counter.write(data)
+        return self._out.write(data)
 
 
 class _HashingWriter:
@@ -71,9 +84,10 @@ class _HashingWriter:
 def write_dump(command, data_path, compression_level):
     """Write the compressed dump to ``data_path`` + ``.part``, fsynced.
 
-    Returns ``(size in bytes, sha256 hex digest)`` of the compressed file.
-    Raises :class:`DumpFailed`; the ``.part`` file may then hold a partial
-    dump, the caller removes it.
+    Returns ``(size in bytes, sha256 hex digest, {table: rows})``: the
+    compressed file's, and what the dump holds (:mod:`.contents`).
+    Raises :class:`DumpFailed`; the ``.part`` file may then hold a
+    partial dump, the caller removes it.
     """
     part_path = data_path + files.PART_SUFFIX
     fd = os.open(part_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -82,18 +96,25 @@ def write_dump(command, data_path, compression_level):
         with gzip.GzipFile(fileobj=sink, mode='wb',
                            compresslevel=compression_level) as compressed:
             if command.kind == commands.SQLITE:
-                _copy_sqlite(command.sqlite_path,
-                             files.sqlite_copy_path(data_path), compressed)
+                tables = _copy_sqlite(command.sqlite_path,
+                                      files.sqlite_copy_path(data_path),
+                                      compressed)
             else:
+                counter = contents.DumpCounter(command.kind)
                 _stream_tool_output(command, os.path.dirname(data_path),
-                                    compressed)
+                                    _Tee(compressed, counter))
+                counter.close()
+                tables = counter.tables
         raw.flush()
         os.fsync(raw.fileno())
-    return sink.size, sink.hexdigest()
+    return sink.size, sink.hexdigest(), tables
 
 
 def _copy_sqlite(database_path, copy_path, out):
-    """SQLite's online backup into a private copy, then through gzip."""
+    """SQLite's online backup into a private copy, then through gzip.
+
+    Returns the copy's ``{table: rows}``.
+    """
     try:
         # mode=ro: a missing file is an error, not a new empty database.
         source = sqlite3.connect(
@@ -110,8 +131,10 @@ def _copy_sqlite(database_path, copy_path, out):
                 target.close()
         finally:
             source.close()
+        tables = contents.sqlite_counts(copy_path)
         with open(copy_path, 'rb') as copy:
             shutil.copyfileobj(copy, out, _CHUNK)
+        return tables
     except sqlite3.Error as e:
         raise DumpFailed('cannot back up SQLite database %s: %s'
                          % (database_path, e))
@@ -119,22 +142,28 @@ def _copy_sqlite(database_path, copy_path, out):
         files.remove(copy_path)
 
 
+def tool_argv(command, workdir):
+    """``(argv, pass_fds, option file or None)`` to run a client tool.
+
+    The option file (MariaDB's password) is a 0600 file no directory
+    names (O_TMPFILE, or unlinked at once): not even a SIGKILL can leave
+    the password behind on disk.  The caller closes it.
+    """
+    argv = list(command.argv)
+    if command.option_file is None:
+        return argv, (), None
+    option_file = tempfile.TemporaryFile(dir=workdir)
+    option_file.write(command.option_file.encode('utf-8'))
+    option_file.flush()
+    option_file.seek(0)
+    # The tool wants it as its first argument.
+    argv.insert(1, '--defaults-extra-file=/dev/fd/%d' % option_file.fileno())
+    return argv, (option_file.fileno(),), option_file
+
+
 def _stream_tool_output(command, workdir, out):
     """Run the dump tool, its stdout through ``out``; stderr to the fault."""
-    argv = list(command.argv)
-    pass_fds = ()
-    option_file = None
-    if command.option_file is not None:
-        # A 0600 file no directory names (O_TMPFILE, or unlinked at once):
-        # not even a SIGKILL can leave the password behind on disk.
-        option_file = tempfile.TemporaryFile(dir=workdir)
-        option_file.write(command.option_file.encode('utf-8'))
-        option_file.flush()
-        option_file.seek(0)
-        # The tool wants it as its first argument.
-        argv.insert(1, '--defaults-extra-file=/dev/fd/%d'
-                    % option_file.fileno())
-        pass_fds = (option_file.fileno(),)
+    argv, pass_fds, option_file = tool_argv(command, workdir)
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(

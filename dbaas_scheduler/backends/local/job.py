@@ -54,8 +54,8 @@ def run(manifest_path, manifest, orders):
         command = commands.dump_command(orders['url'])
         data_name = manifest['id'] + command.suffix
         data_path = os.path.join(directory, data_name)
-        size, checksum = dump.write_dump(command, data_path,
-                                         orders['compression_level'])
+        size, checksum, tables = dump.write_dump(
+            command, data_path, orders['compression_level'])
         os.replace(data_path + files.PART_SUFFIX, data_path)
         files.fsync_directory(directory)
     except dump.DumpFailed as e:
@@ -73,7 +73,7 @@ def run(manifest_path, manifest, orders):
     else:
         result = manifests.finish_manifest(
             manifest, base.BackupStatus.COMPLETED, file=data_name,
-            size_bytes=size, sha256=checksum)
+            size_bytes=size, sha256=checksum, tables=tables)
     if result['status'] != base.BackupStatus.COMPLETED:
         # No partial dump outlives a failure, nor a whole one it made.
         for path in files.data_paths(directory, manifest['id']):

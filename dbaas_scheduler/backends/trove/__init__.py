@@ -18,5 +18,7 @@ The modules, by job:
   one request with its transport errors classified;
 * :mod:`.views` -- Trove's JSON as our ``Backup`` objects, and the bodies
   of our requests;
-* :mod:`.errors` -- Trove's error answers as our backend exceptions.
+* :mod:`.errors` -- Trove's error answers as our backend exceptions;
+* :mod:`.scratch` -- verifications: a scratch instance restored from the
+  backup, watched and deleted.
 """

@@ -20,6 +20,7 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.backends import base
 from dbaas_scheduler.backends.trove import client
 from dbaas_scheduler.backends.trove import errors
+from dbaas_scheduler.backends.trove import scratch as trove_scratch
 from dbaas_scheduler.backends.trove import views
 from dbaas_scheduler.conf import service_credentials
 from dbaas_scheduler import exception
@@ -47,6 +48,7 @@ class TroveBackend(base.BackupBackend):
     def __init__(self, conf):
         super().__init__(conf)
         self._client = client.TroveClient(conf)
+        self._scratch = trove_scratch.ScratchInstances(self)
 
     @classmethod
     def call_timeout(cls, conf):
@@ -168,6 +170,32 @@ class TroveBackend(base.BackupBackend):
             seen.add(marker)
             params = dict(params, marker=marker)
 
+    lists_instances = True
+
+    def project_instances(self, actor):
+        """Trove's body of every instance of ``actor``'s project."""
+        action = 'list the instances of project %s' % actor.project_id
+        params = {'limit': PAGE_SIZE}
+        seen = set()
+        while True:
+            response = self._client.request(actor, 'GET', 'instances',
+                                            action, params=params)
+            if response.status_code == 404:
+                raise errors.not_found_error(response, actor, action)
+            body = errors.json_body(response, 'instances', action)
+            yield from body['instances']
+            marker = views.next_marker(body.get('links'))
+            if not body['instances'] or not marker or marker in seen:
+                return
+            seen.add(marker)
+            params = dict(params, marker=marker)
+
+    def list_instances(self, actor):
+        found = {}
+        for instance in self.project_instances(actor):
+            found.setdefault(instance['id'], instance.get('name'))
+        return found
+
     def find_backup(self, policy, tag):
         for page in self._backup_pages(policy):
             for backup in page:
@@ -190,3 +218,113 @@ class TroveBackend(base.BackupBackend):
             'delete backup %s' % backup_id)
         if response.status_code == 404:
             LOG.debug('Backup %s was already gone from Trove', backup_id)
+
+    # Restores: a new instance from the backup (Trove's restorePoint).
+
+    _LOCAL_ONLY = ('target', 'replace', 'allow_source')
+
+    def check_restore(self, policy, backup_id, params):
+        given = sorted(set(params or {}).intersection(self._LOCAL_ONLY))
+        if given:
+            raise exception.Invalid(
+                reason='%s apply to local restores only: a Trove backup is '
+                       'restored into a new instance' % ', '.join(given))
+
+    @staticmethod
+    def restore_name(source_name, restore_id):
+        """The new instance's name when the request gives none."""
+        return '%s-restore-%s' % (source_name, restore_id[:8])
+
+    def _source_instance(self, policy):
+        try:
+            instance, _ = self._show_instance(policy)
+        except base.InstanceNotFound:
+            return None
+        return instance
+
+    def restore_backup(self, policy, backup_id, params, restore_id):
+        params = params or {}
+        source = self._source_instance(policy) or {}
+        flavor = params.get('flavor_id') or (source.get('flavor') or {}).get(
+            'id')
+        size = params.get('volume_size') or (source.get('volume') or {}).get(
+            'size')
+        if not flavor or not size:
+            raise base.PermanentBackendError(
+                backend=self.name,
+                reason='the source instance %s is gone, so its flavor and '
+                       'volume size are unknown; give flavor_id and '
+                       'volume_size' % policy.instance_id)
+        name = params.get('name') or self.restore_name(
+            source.get('name') or policy.instance_id, restore_id)
+        request = {'name': name, 'flavorRef': str(flavor),
+                   'volume': {'size': int(size)},
+                   'restorePoint': {'backupRef': backup_id}}
+        if source.get('datastore'):
+            request['datastore'] = {
+                'type': source['datastore'].get('type'),
+                'version': source['datastore'].get('version')}
+        action = 'restore backup %s into a new instance' % backup_id
+        response = self._client.request(policy, 'POST', 'instances', action,
+                                        json={'instance': request})
+        if response.status_code == 404:
+            raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
+        instance = errors.json_body(response, 'instance', action)['instance']
+        LOG.info('Trove is restoring backup %(backup)s into new instance '
+                 '%(instance)s (%(name)s) for restore %(restore)s',
+                 {'backup': backup_id, 'instance': instance['id'],
+                  'name': name, 'restore': restore_id})
+        return self._progress(instance)
+
+    def find_restore(self, policy, restore_id, params):
+        """The instance a lost worker asked for: by its (given) name."""
+        source = self._source_instance(policy) or {}
+        name = (params or {}).get('name') or self.restore_name(
+            source.get('name') or policy.instance_id, restore_id)
+        for instance in self.project_instances(policy):
+            if instance.get('name') == name:
+                return self._progress(instance)
+        return None
+
+    def get_restore(self, policy, target_id):
+        action = 'show instance %s' % target_id
+        response = self._client.request(
+            policy, 'GET', 'instances/%s' % _quote(target_id), action)
+        if response.status_code == 404:
+            return base.RestoreProgress(
+                target_id=target_id, failed=True,
+                reason='the new instance %s is gone' % target_id)
+        return self._progress(
+            errors.json_body(response, 'instance', action)['instance'])
+
+    @staticmethod
+    def _progress(instance):
+        """A restore's progress from the new instance's Trove body."""
+        status = instance.get('status')
+        operating = instance.get('operating_status')
+        target_id = instance['id']
+        if status in ('ERROR', 'FAILED', 'SHUTDOWN'):
+            fault = (instance.get('fault') or {}).get('message')
+            return base.RestoreProgress(
+                target_id=target_id, failed=True,
+                reason='the new instance %s is %s%s' % (
+                    target_id, status, ': %s' % fault if fault else ''))
+        if status in ('ACTIVE', 'HEALTHY') and operating in (None, 'HEALTHY'):
+            return base.RestoreProgress(target_id=target_id, done=True)
+        return base.RestoreProgress(
+            target_id=target_id,
+            reason='the new instance %s is %s (database %s)' % (
+                target_id, status, operating or 'unknown'))
+
+    # Verifications: a scratch instance restored from the backup
+    # (scratch.py).
+
+    #: The service has no credentials on the database inside a Trove
+    #: instance: a policy's ``verify_check`` cannot run there.
+    runs_sql_checks = False
+
+    def verify_backup(self, policy, backup_id, check, scratch):
+        return self._scratch.verify(policy, backup_id, check, scratch)
+
+    def delete_scratch(self, policy, scratch):
+        self._scratch.delete_scratch(policy, scratch)

@@ -122,11 +122,17 @@ class TroveClient:
     def adapter(self, policy):
         """The keystoneauth Adapter that acts for ``policy``.
 
-        A policy with a trust acts as the service user scoped to it, in the
-        user's project; one without (noauth deployments, policies made by
-        dbaas-scheduler-manage) as the service user itself, which
-        :meth:`_endpoint` allows in the service user's own project only.
+        A user's request (the coverage report's listing) acts with the
+        user's own token (``user_auth``); a policy with a trust acts as
+        the service user scoped to it, in the user's project; one without
+        (noauth deployments, policies made by dbaas-scheduler-manage) as
+        the service user itself, which :meth:`_endpoint` allows in the
+        service user's own project only.
         """
+        user_auth = getattr(policy, 'user_auth', None)
+        if user_auth is not None:
+            # A user's own token, for one request of theirs: not kept.
+            return self._new_adapter(user_auth)
         trust_id = getattr(policy, 'trust_id', None)
         with self._lock:
             if trust_id:
@@ -185,7 +191,8 @@ class TroveClient:
         operator configured, e.g. ``admin_token`` for a Trove without
         Keystone) are the operator's choice and are used as they are.
         """
-        if getattr(policy, 'trust_id', None):
+        if (getattr(policy, 'trust_id', None)
+                or getattr(policy, 'user_auth', None) is not None):
             return
         own_project = adapter.get_project_id()
         if own_project is not None and policy.project_id != own_project:
@@ -214,8 +221,8 @@ class TroveClient:
                 self._pacer.accepted(project_id)
                 break
             if time.monotonic() + retry_after > give_up_at:
-                raise base.TransientBackendError(
-                    backend=errors.NAME, kind='rate_limited',
+                raise base.ProjectRateLimited(
+                    backend=errors.NAME,
                     reason='Trove kept rate-limiting project %s for more '
                            'than [trove] rate_limit_max_wait (%d s) when '
                            'asked to %s; %s' % (

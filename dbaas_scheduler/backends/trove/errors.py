@@ -129,8 +129,12 @@ def error_from_response(response, policy, action):
         return base.TransientBackendError(
             backend=NAME, kind=_TRANSIENT_KINDS.get(code, 'unavailable'),
             reason=what + ' Trove or a service behind it is failing.')
-    # 400, 401, 413, 501 and anything unexpected: the same request would
-    # fail the same way.
+    if code == 413:
+        # Rate limiting (with Retry-After) was waited out by the client:
+        # this is a quota.
+        return base.ProjectQuotaExceeded(backend=NAME, reason=what)
+    # 400, 401, 501 and anything unexpected: the same request would fail
+    # the same way.
     return base.PermanentBackendError(
         backend=NAME, kind='auth' if code == 401 else None, reason=what)
 

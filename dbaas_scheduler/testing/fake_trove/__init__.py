@@ -17,6 +17,9 @@ backups.inc and instances.inc) and its error bodies
 (``{"itemNotFound": {"code": 404, "message": "..."}}``)::
 
     GET    /v1.0/{project_id}/instances/{id}
+    GET    /v1.0/{project_id}/instances
+    POST   /v1.0/{project_id}/instances (restorePoint only)
+    DELETE /v1.0/{project_id}/instances/{id}
     GET    /v1.0/{project_id}/backups?instance_id=&limit=&marker=
     POST   /v1.0/{project_id}/backups
     GET    /v1.0/{project_id}/backups/{id}

@@ -23,6 +23,9 @@ BACKUP_LIST = 'list'
 BACKUP_CREATE = 'create'
 BACKUP_SHOW = 'show'
 BACKUP_DELETE = 'delete'
+INSTANCE_CREATE = 'instance_create'
+INSTANCE_LIST = 'instance_list'
+INSTANCE_DELETE = 'instance_delete'
 
 # Trove's fault names (trove/common/wsgi.py Fault) and default messages.
 FAULT_NAMES = {
@@ -118,6 +121,8 @@ class BackupRecord:
     description: str | None
     created: float
     deleted: float | None = None
+    # The backup it is built on (an incremental one), as stored.
+    parent_id: str | None = None
 
 
 @dataclasses.dataclass
@@ -127,6 +132,15 @@ class Instance:
     project_id: str | None = None     # None: visible in every project
     fault: str | None = None
     behaviour: BackupBehaviour | None = None
+    # Instances restored from a backup (POST instances with restorePoint).
+    name: str | None = None
+    ready_at: float | None = None
+    restored_from: str | None = None
+    flavor_id: str = '6'
+    volume_size: int = 1
+    # When a deleted instance is gone (SHUTDOWN until then, as Trove shows
+    # an instance its task manager is deleting).
+    gone_at: float | None = None
 
 
 @dataclasses.dataclass

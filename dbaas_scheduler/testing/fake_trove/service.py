@@ -56,6 +56,10 @@ class FakeTrove(fixtures.Fixture):
         self._creates = collections.Counter()
         self._history = {}
         self.requests = []
+        # Seconds an instance restored from a backup stays BUILD.
+        self.restore_build_seconds = 0.0
+        # Seconds a deleted instance stays SHUTDOWN before it is gone.
+        self.delete_seconds = 0.0
 
     def _setUp(self):
         self.server = server.Server(('127.0.0.1', 0), server.Handler, self)
@@ -217,6 +221,12 @@ class FakeTrove(fixtures.Fixture):
             ('GET', 'instances', True): (model.INSTANCE_SHOW,
                                          self._show_instance),
             ('GET', 'backups', False): (model.BACKUP_LIST, self._list_backups),
+            ('POST', 'instances', False): (model.INSTANCE_CREATE,
+                                           self._create_instance),
+            ('GET', 'instances', False): (model.INSTANCE_LIST,
+                                          self._list_instances),
+            ('DELETE', 'instances', True): (model.INSTANCE_DELETE,
+                                            self._delete_instance),
             ('POST', 'backups', False): (model.BACKUP_CREATE,
                                          self._create_backup),
             ('GET', 'backups', True): (model.BACKUP_SHOW, self._show_backup),
@@ -230,8 +240,10 @@ class FakeTrove(fixtures.Fixture):
         return route
 
     def _instance_of(self, operation, project, ident, query, body):
-        if operation == model.INSTANCE_SHOW:
+        if operation in (model.INSTANCE_SHOW, model.INSTANCE_DELETE):
             return ident
+        if operation in (model.INSTANCE_CREATE, model.INSTANCE_LIST):
+            return None
         if operation == model.BACKUP_LIST:
             return query.get('instance_id')
         if operation == model.BACKUP_CREATE:
@@ -270,10 +282,18 @@ class FakeTrove(fixtures.Fixture):
         return 0
 
     def _find_instance(self, project, instance_id):
+        self._forget_deleted()
         instance = self._instances.get(instance_id)
         if instance and instance.project_id in (None, project):
             return instance
         return None
+
+    def _forget_deleted(self):
+        # Under self._lock: deleted instances whose delete has finished.
+        now = self.clock()
+        for instance in list(self._instances.values()):
+            if instance.gone_at is not None and now >= instance.gone_at:
+                del self._instances[instance.id]
 
     def _behaviour_of(self, project, instance_id):
         instance = self._find_instance(project, instance_id)
@@ -287,23 +307,101 @@ class FakeTrove(fixtures.Fixture):
             return 'BACKUP'
         return instance.status
 
+    def _instance_view(self, project, instance, now):
+        status = self._status_of(project, instance, now)
+        if (instance.ready_at is not None and status == 'BUILD'
+                and now >= instance.ready_at):
+            status = instance.status = 'ACTIVE'
+        view = {'id': instance.id,
+                'name': instance.name or 'instance-%s' % instance.id[:8],
+                'status': status,
+                # A restored instance's database is up once it is ACTIVE.
+                'operating_status': ('HEALTHY' if instance.ready_at is None
+                                     or status in model.READY_STATUSES
+                                     else 'UNKNOWN'),
+                'datastore': {'type': 'mysql', 'version': '8.0'},
+                'flavor': {'id': instance.flavor_id}, 'region': 'RegionOne',
+                'volume': {'size': instance.volume_size}}
+        if instance.fault:
+            view['fault'] = {'message': instance.fault,
+                             'details': instance.fault}
+        return view
+
     def _show_instance(self, project, ident, query, body):
         with self._lock:
             instance = self._find_instance(project, ident)
             if instance is None:
                 raise model.TroveFault(
                     404, 'Resource %s cannot be found.' % ident)
-            view = {'id': ident, 'name': 'instance-%s' % ident[:8],
-                    'status': self._status_of(project, instance,
-                                              self.clock()),
-                    'operating_status': 'HEALTHY',
-                    'datastore': {'type': 'mysql', 'version': '8.0'},
-                    'flavor': {'id': '6'}, 'region': 'RegionOne',
-                    'volume': {'size': 1}}
-            if instance.fault:
-                view['fault'] = {'message': instance.fault,
-                                 'details': instance.fault}
-        return 200, {'instance': view}
+            return 200, {'instance': self._instance_view(
+                project, instance, self.clock())}
+
+    def _list_instances(self, project, ident, query, body):
+        with self._lock:
+            self._forget_deleted()
+            now = self.clock()
+            found = [self._instance_view(project, instance, now)
+                     for instance in self._instances.values()
+                     if instance.project_id in (None, project)]
+        return 200, {'instances': found, 'links': []}
+
+    def _create_instance(self, project, ident, query, body):
+        """Only what a restore sends: a new instance from a backup."""
+        request = body.get('instance') if isinstance(body, dict) else None
+        point = (request or {}).get('restorePoint') or {}
+        if not isinstance(request, dict) or not point.get('backupRef'):
+            raise model.TroveFault(
+                400, 'This fake Trove only creates instances from a backup '
+                     '(restorePoint).')
+        for field in ('name', 'flavorRef'):
+            if not isinstance(request.get(field), str):
+                raise model.TroveFault(400, '%s is required.' % field)
+        size = (request.get('volume') or {}).get('size')
+        if not isinstance(size, int) or size < 1:
+            raise model.TroveFault(400, 'volume size is required.')
+        with self._lock:
+            backup = self._backups.get(project, {}).get(point['backupRef'])
+            if backup is None:
+                raise model.TroveFault(
+                    404, 'Backup %s cannot be found.' % point['backupRef'])
+            if backup.state(self.clock())[0] != 'COMPLETED':
+                raise model.TroveFault(
+                    422, 'Backup %s is not COMPLETED.' % backup.id)
+            instance = model.Instance(
+                id=str(uuid.uuid4()), status='BUILD', project_id=project,
+                name=request['name'],
+                ready_at=self.clock() + self.restore_build_seconds,
+                restored_from=backup.id, flavor_id=request['flavorRef'],
+                volume_size=size)
+            self._instances[instance.id] = instance
+            return 200, {'instance': self._instance_view(
+                project, instance, self.clock())}
+
+    def _delete_instance(self, project, ident, query, body):
+        """As Trove: 422 while BUILD; SHUTDOWN, then gone (404)."""
+        with self._lock:
+            instance = self._find_instance(project, ident)
+            if instance is None:
+                raise model.TroveFault(
+                    404, 'Resource %s cannot be found.' % ident)
+            now = self.clock()
+            status = self._instance_view(project, instance, now)['status']
+            if status == 'BUILD':
+                raise model.TroveFault(
+                    422, 'Instance %s is not ready. (Status is BUILD).'
+                    % ident)
+            if instance.gone_at is None:
+                instance.status, instance.ready_at = 'SHUTDOWN', None
+                instance.gone_at = now + self.delete_seconds
+            self._forget_deleted()
+        return 202, None
+
+    def restored_instances(self, backup_id=None):
+        """The instances made from a backup (of ``backup_id``)."""
+        with self._lock:
+            return [instance for instance in self._instances.values()
+                    if instance.restored_from is not None
+                    and backup_id in (None, instance.restored_from)]
 
     def _create_backup(self, project, ident, query, body):
         backup = model.validate_create(body)
@@ -343,7 +441,8 @@ class FakeTrove(fixtures.Fixture):
         self._backups.setdefault(project, {})[backup.id] = backup
         self._by_instance[(project, instance_id)].append(backup)
         self._history[backup.id] = model.BackupRecord(
-            backup.id, project, instance_id, description, created)
+            backup.id, project, instance_id, description, created,
+            parent_id=parent_id)
         return backup.id
 
     def _last_completed(self, project, instance_id, now):

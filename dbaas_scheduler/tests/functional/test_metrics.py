@@ -26,7 +26,6 @@ import urllib.error
 import urllib.request
 
 from cheroot import wsgi as cheroot_wsgi
-import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from prometheus_client import parser
@@ -34,7 +33,10 @@ import sqlalchemy as sa
 import yaml
 
 from dbaas_scheduler.api import deploy
+from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler import policy
 from dbaas_scheduler import stats as process_stats
 from dbaas_scheduler.testing import ports
@@ -96,11 +98,15 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         with self.engine.begin() as connection:
             connection.execute(table.insert().values(**values))
 
-    def policy(self, enabled=True, next_time=None, last_execution_id=None):
+    def policy(self, enabled=True, next_time=None, last_execution_id=None,
+               protection=None, last_success_ago=None):
         policy_id = uuidutils.generate_uuid()
         self.insert(models.BackupPolicy.__table__,
                     id=policy_id, name='p-%s' % policy_id,
                     last_execution_id=last_execution_id,
+                    protection=protection,
+                    last_success_at=(self.now - last_success_ago
+                                     if last_success_ago else None),
                     project_id='project-a', instance_id='instance-a',
                     schedule_type='cron', schedule='0 * * * *',
                     timezone='UTC', enabled=enabled,
@@ -113,9 +119,10 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
                   reason=None, fault=None, deleted_backups=None,
                   policy_id=None, execution_id=None):
         scheduled_at = self.now - scheduled_ago
+        execution_id = execution_id or uuidutils.generate_uuid()
         self.insert(
             models.BackupExecution.__table__,
-            id=execution_id or uuidutils.generate_uuid(),
+            id=execution_id,
             policy_id=policy_id or uuidutils.generate_uuid(),
             project_id='project-a',
             instance_id='instance-a', scheduled_at=scheduled_at,
@@ -126,8 +133,12 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
             started_at=(scheduled_at + started
                         if started is not None else None),
             finished_at=(self.now - finished_ago
-                         if finished_ago is not None else None),
-            deleted_backups=deleted_backups)
+                         if finished_ago is not None else None))
+        if deleted_backups:
+            # As the workers record them (and mark stray_deleted_at).
+            db_worker.record_deleted_backups(
+                dbaas_context.get_admin_context(), execution_id,
+                deleted_backups)
         return (dispatched.total_seconds() if dispatched else None,
                 started.total_seconds() if started else None)
 
@@ -201,21 +212,37 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
     def test_figures_match_the_rows(self):
         # Policies: three due and unclaimed, two in the future, one paused.
-        for ago in (10, 5, 1):
-            self.policy(next_time=self.now - ago * MINUTE)
-        for ahead in (5, 50):
-            self.policy(next_time=self.now + ahead * MINUTE)
-        self.policy(enabled=False)
+        # Protection states: two ok, one at risk, one breached, two
+        # without a state.
+        for ago, state in ((10, 'ok'), (5, 'at_risk'), (1, None)):
+            self.policy(next_time=self.now - ago * MINUTE, protection=state,
+                        last_success_ago=ago * 60 * MINUTE)
+        for ahead, state in ((5, None), (50, 'ok')):
+            self.policy(next_time=self.now + ahead * MINUTE,
+                        protection=state,
+                        last_success_ago=ahead * 60 * MINUTE)
+        self.policy(enabled=False, protection='breached',
+                    last_success_ago=100 * 60 * MINUTE)
 
+        orphaned, retained = (uuidutils.generate_uuid(),
+                              uuidutils.generate_uuid())
         lateness = [
             self.execution('SUCCEEDED', 30 * MINUTE, 2 * SECOND,
-                           10 * SECOND, 20 * MINUTE),
+                           10 * SECOND, 20 * MINUTE, execution_id=retained,
+                           deleted_backups=[
+                               {'id': 'r1',
+                                'created_at': self.now.isoformat()}]),
             self.execution('SUCCEEDED', 25 * MINUTE, 100 * SECOND,
                            200 * SECOND, 15 * MINUTE,
                            reason='coalesced 3 missed runs since '
                                   '2026-11-23T10:00:00+00:00'),
             self.execution('SKIPPED', 40 * MINUTE, finished_ago=39 * MINUTE,
-                           reason='missed'),
+                           reason='missed', execution_id=orphaned,
+                           deleted_backups=[
+                               {'id': 'b4', 'reason': 'orphan',
+                                'created_at': self.now.isoformat(),
+                                'deleted_at': (
+                                    self.now - 10 * MINUTE).isoformat()}]),
             self.execution('SKIPPED', 20 * MINUTE, 1 * SECOND,
                            finished_ago=19 * MINUTE,
                            reason='overlap: execution x of the same '
@@ -254,6 +281,21 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         self.execution('SUCCEEDED', 200 * MINUTE, 1 * SECOND, 1 * SECOND,
                        190 * MINUTE)
 
+        # An older stray recorded later: the latest deletion still marks
+        # the execution; a retention entry marks none.
+        db_worker.record_deleted_backups(
+            dbaas_context.get_admin_context(), orphaned,
+            [{'id': 'b5', 'reason': 'orphan',
+              'created_at': self.now.isoformat(),
+              'deleted_at': (self.now - 100 * MINUTE).isoformat()}])
+        table = models.BackupExecution.__table__
+        with self.engine.connect() as connection:
+            marked = dict(connection.execute(
+                sa.select(table.c.id, table.c.stray_deleted_at)
+                .where(table.c.id.in_((orphaned, retained)))).all())
+        self.assertEqual(self.now - 10 * MINUTE, marked[orphaned])
+        self.assertIsNone(marked[retained])
+
         recon = models.BackupReconciliation.__table__
         self.insert(recon, backend='fake', project_id='project-a',
                     instance_id='i-1', policy_id='p',
@@ -278,6 +320,18 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
         self.assertEqual(3, value('backlog_policies'))
         self.assertAlmostEqual(600, value('backlog_oldest_seconds'),
                                delta=30)
+        hour = 3600
+        self.assertEqual(2, value('policies_protection', state='ok'))
+        self.assertAlmostEqual(50 * hour, value(
+            'protection_oldest_success_age_seconds', state='ok'), delta=30)
+        self.assertEqual(1, value('policies_protection', state='at_risk'))
+        self.assertAlmostEqual(5 * hour, value(
+            'protection_oldest_success_age_seconds', state='at_risk'),
+            delta=30)
+        self.assertEqual(1, value('policies_protection', state='breached'))
+        self.assertAlmostEqual(100 * hour, value(
+            'protection_oldest_success_age_seconds', state='breached'),
+            delta=30)
         self.assertEqual(1, value('executions_in_flight', status='PENDING'))
         self.assertEqual(1, value('executions_in_flight',
                                   status='DISPATCHED'))
@@ -320,7 +374,7 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
         self.assertEqual(1, value('stray_backups_deleted',
                                   reason='duplicate'))
-        self.assertEqual(0, value('stray_backups_deleted', reason='orphan'))
+        self.assertEqual(1, value('stray_backups_deleted', reason='orphan'))
         self.assertEqual(1, value('reconciliations_due'))
         self.assertEqual(1, value('services', binary='dbaas-scheduler-engine',
                                   state='up'))
@@ -333,58 +387,97 @@ class _MetricsEndpoint(db_fixtures.DatabaseMixin):
 
     def test_policies_failing_in_a_row(self):
         self.flags(group='metrics', failure_streaks=[1, 3, 5])
-        # Ranked two policies to a statement: the chunks add up.
-        self.useFixture(fixtures.MockPatch(
-            'dbaas_scheduler.db.metrics._STREAK_CHUNK', 2))
-        day = 24 * 60 * MINUTE
+        context = dbaas_context.get_admin_context()
+        hour = 60 * MINUTE
 
-        def history(*statuses):
-            # Oldest first, one a day, the newest yesterday; the policy
-            # names the newest as its last execution.
-            policy_id = uuidutils.generate_uuid()
-            ids = [uuidutils.generate_uuid() for _ in statuses]
-            for age, (status, execution_id) in enumerate(
-                    reversed(list(zip(statuses, ids))), 1):
-                self.execution(
-                    status, age * day, SECOND, SECOND, age * day - MINUTE,
-                    fault='boom' if status == 'FAILED' else None,
-                    reason='missed' if status == 'SKIPPED' else None,
-                    policy_id=policy_id, execution_id=execution_id)
-            self.insert(models.BackupPolicy.__table__, id=policy_id,
-                        name='p-%s' % policy_id, project_id='project-a',
-                        instance_id='instance-a', schedule_type='cron',
-                        schedule='0 * * * *', timezone='UTC',
-                        enabled=True, next_execution_time=self.now + day,
-                        last_execution_id=ids[-1], created_at=self.now)
+        def history(*statuses, **values):
+            # Each outcome recorded as a worker records it (claim, then
+            # finish), oldest first: the policy's consecutive_failures is
+            # what the metric counts.
+            row = dict(name=db_fixtures.policy_name(self),
+                       project_id='project-a', instance_id='instance-a',
+                       schedule_type='cron', schedule='0 * * * *',
+                       timezone='UTC', created_at=self.now,
+                       next_execution_time=self.now + hour)
+            row.update(values)
+            policy_id = db_api.create_policy(context, row).id
+            for age, status in zip(range(len(statuses), 0, -1), statuses):
+                slot = self.now - age * hour
+                execution = db_api.create_execution(context, dict(
+                    policy_id=policy_id, project_id='project-a',
+                    instance_id='instance-a', scheduled_at=slot,
+                    status='DISPATCHED'))
+                claim = uuidutils.generate_uuid()
+                db_worker.claim_executions(context, [execution.id], 'w1',
+                                           claim, slot, 600)
+                self.assertTrue(db_worker.finish_execution(
+                    context, execution.id, claim, status, slot + MINUTE,
+                    fault='boom' if status == 'FAILED' else None))
+            return policy_id
 
-        # Three in a row; a missed slot between them does not break it.
+        # Three in a row; a skipped slot between them does not break it.
         history('SUCCEEDED', 'FAILED', 'FAILED', 'SKIPPED', 'FAILED')
         history('FAILED', 'FAILED', 'SUCCEEDED', 'FAILED')   # one
         history('FAILED', 'FAILED', 'FAILED', 'SUCCEEDED')   # none
-        history('FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED', 'FAILED')
-        # Older than failure_lookback_days: not counted.
-        self.flags(group='metrics', failure_lookback_days=4)
+        # Six: counted in every length up to the longest asked for.
+        history(*['FAILED'] * 6)
+        # An expired run is a failed outcome too (as for
+        # pause_after_failures and the API's consecutive_failures).
+        history('SUCCEEDED', 'FAILED', 'EXPIRED')            # two
+        # Paused by its failures: it still fails until resumed.
+        history('FAILED', 'FAILED', 'FAILED', pause_after_failures=3)
+        # Deleted: its failed history is not a failing policy.
+        db_api.delete_policy(context, history('FAILED', 'FAILED', 'FAILED'))
         samples = self.scrape()
 
         def failing(consecutive):
             return samples[('dbaas_scheduler_policies_failing',
                             (('consecutive', str(consecutive)),))]
 
-        # Four days reach the runs of one to three days ago (the fourth is
-        # a moment too old by the time of the scrape): the first policy
-        # has two failures in reach, the last three, the second one.
-        self.assertEqual(3, failing(1))
-        self.assertEqual(1, failing(3))
-        self.assertEqual(0, failing(5))
-        self.flags(group='metrics', failure_lookback_days=30)
-        samples = self.scrape()
-        self.assertEqual(3, failing(1))
-        self.assertEqual(2, failing(3))
+        self.assertEqual(5, failing(1))
+        self.assertEqual(3, failing(3))
         self.assertEqual(1, failing(5))
+        # The longest length asked for caps the groups read.
+        self.flags(group='metrics', failure_streaks=[2])
+        samples = self.scrape()
+        self.assertEqual(4, failing(2))
         # Turned off.
         self.flags(group='metrics', failure_streaks=[])
         self.assertFalse([key for key in self.scrape()
                           if key[0] == 'dbaas_scheduler_policies_failing'])
+
+    def test_coverage_counts_of_recent_reports(self):
+        self.flags(group='coverage', counts_max_age=3600, metrics_projects=1)
+        table = models.CoverageCount.__table__
+        for project_id, state, number, age in (
+                ('project-a', 'unprotected', 2, MINUTE),
+                ('project-a', 'protected', 5, MINUTE),
+                ('project-b', 'stale', 1, MINUTE),
+                ('project-b', 'protected', 3, MINUTE),
+                # A report older than counts_max_age: not counted.
+                ('project-c', 'unprotected', 7, 2 * 60 * MINUTE)):
+            self.insert(table, project_id=project_id, state=state,
+                        instances=number, computed_at=self.now - age)
+        samples = self.scrape()
+
+        def total(state):
+            return samples[('dbaas_scheduler_coverage_instances',
+                            (('state', state),))]
+
+        self.assertEqual(2, total('unprotected'))
+        self.assertEqual(1, total('stale'))
+        self.assertEqual(8, total('protected'))
+        self.assertEqual(0, total('paused'))
+        self.assertEqual(2, samples[(
+            'dbaas_scheduler_coverage_projects_reported', ())])
+        # One project named ([coverage] metrics_projects): the worst.
+        named = {labels for name, labels in samples
+                 if name == 'dbaas_scheduler_coverage_project_instances'}
+        self.assertEqual({'project-a'}, {dict(labels)['project_id']
+                                         for labels in named})
+        self.assertEqual(2, samples[(
+            'dbaas_scheduler_coverage_project_instances',
+            (('project_id', 'project-a'), ('state', 'unprotected')))])
 
     def test_only_get_and_head(self):
         status, content_type, body = self._get(method='HEAD')

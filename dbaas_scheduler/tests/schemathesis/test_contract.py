@@ -38,11 +38,13 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 
 import fixtures as test_fixtures
 import testtools
 from testtools import content
 
+from dbaas_scheduler.api import microversion
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
 from dbaas_scheduler.testing import ports
@@ -76,6 +78,68 @@ def interactions(ndjson_path):
                 yield (finished['phase'], request['method'],
                        path.split('?')[0], response.get('status_code'),
                        response.get('content'))
+
+
+_METHODS = {'get', 'head', 'post', 'put', 'patch', 'delete'}
+
+
+def _newer(node, version):
+    since = isinstance(node, dict) and node.get(microversion.SINCE)
+    return bool(since) and microversion.Version.parse(since) > version
+
+
+def _operation_ids(document):
+    return {operation['operationId']
+            for item in document.get('paths', {}).values()
+            for method, operation in item.items() if method in _METHODS}
+
+
+def _drop_links(node, operation_ids):
+    """Drop the links to operations not in ``operation_ids``."""
+    if isinstance(node, list):
+        for item in node:
+            _drop_links(item, operation_ids)
+    elif isinstance(node, dict):
+        if isinstance(node.get('links'), dict):
+            # A response's links (a schema may have a "links" property).
+            node['links'] = {
+                name: link for name, link in node['links'].items()
+                if not isinstance(link, dict)
+                or link.get('operationId') in operation_ids | {None}}
+        for value in node.values():
+            _drop_links(value, operation_ids)
+
+
+def document_as_of(document, version):
+    """The OpenAPI ``document`` as a client of ``version`` sees it."""
+    document = as_of(document, version)
+    _drop_links(document, _operation_ids(document))
+    return document
+
+
+def as_of(node, version):
+    """The part of the OpenAPI document ``node`` served at ``version``.
+
+    Drops each operation, property and parameter marked
+    ``x-openstack-since`` a newer version (and its name from ``required``).
+    """
+    if isinstance(node, list):
+        return [as_of(item, version) for item in node
+                if not (_newer(item, version)
+                        or (isinstance(item, dict)
+                            and _newer(item.get('schema'), version)))]
+    if not isinstance(node, dict):
+        return node
+    kept = {key: as_of(value, version) for key, value in node.items()
+            if not _newer(value, version)}
+    if 'paths' in kept:
+        kept['paths'] = {path: item for path, item in kept['paths'].items()
+                         if set(item) & _METHODS}
+    if isinstance(kept.get('required'), list) and isinstance(
+            kept.get('properties'), dict):
+        kept['required'] = [name for name in kept['required']
+                            if name in kept['properties']]
+    return kept
 
 
 def _body(recorded):
@@ -155,13 +219,33 @@ class ContractMixin:
         self.url = 'http://127.0.0.1:%d/v1/openapi.json' % fixtures.PORT
         os.makedirs(REPORT_DIR, exist_ok=True)
 
-    def _schemathesis(self, name, phases):
+    def _document_as_of(self, version):
+        """A file holding the served document as of ``version``."""
+        with urllib.request.urlopen(self.url, timeout=60) as answer:
+            document = document_as_of(json.load(answer),
+                                      microversion.Version.parse(version))
+        path = os.path.join(REPORT_DIR,
+                            '%s-openapi-%s.json' % (self.DRIVER, version))
+        with open(path, 'w') as out:
+            json.dump(document, out)
+        return path
+
+    def _schemathesis(self, name, phases, version=None):
         report = os.path.join(REPORT_DIR, '%s-%s.ndjson' % (self.DRIVER,
                                                             name))
+        location = self.url
+        if version:
+            location = self._document_as_of(version)
         command = [sys.executable, '-m', 'schemathesis.cli',
-                   '--config-file', CONFIG, '--no-color', 'run', self.url,
+                   '--config-file', CONFIG, '--no-color', 'run', location,
+                   '--url', 'http://127.0.0.1:%d/' % fixtures.PORT,
                    '--phases', phases, '--report', 'ndjson',
                    '--report-ndjson-path', report]
+        if version:
+            # In place of the configuration's (the newest).
+            command += ['--header',
+                        '%s: %s' % (microversion.HEADER,
+                                    microversion.header_value(version))]
         run = subprocess.run(command, capture_output=True, text=True,
                              timeout=TIMEOUT, cwd=REPORT_DIR)
         self.addDetail('schemathesis %s' % name,
@@ -181,7 +265,12 @@ class ContractMixin:
     def test_the_api_keeps_its_document(self):
         reports = [self._schemathesis('fuzzing', 'examples,coverage,fuzzing')]
         self._forget_policies()
-        reports.append(self._schemathesis('stateful', 'stateful'))
+        # The stateful phase at 1.0, from the document as of 1.0: at the
+        # newest microversion a generated policy has a dozen more optional
+        # fields, and nearly every create is refused for one of them,
+        # leaving no policy to follow the links from.
+        reports.append(self._schemathesis('stateful', 'stateful',
+                                          version='1.0'))
         summary = dict(summarize(reports), backend=self.DRIVER,
                        dialect=self.dialect)
         with open(os.path.join(REPORT_DIR, '%s.json' % self.DRIVER),

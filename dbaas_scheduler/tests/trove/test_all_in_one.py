@@ -45,7 +45,8 @@ class TestAllInOneOnTrove(base.TestCase):
                 'api': {'default_backend': 'trove',
                         'enabled_backends': 'trove'},
                 'engine': {'scan_interval': 0.5},
-                'worker': {'poll_interval': 1},
+                # Retention deletes as it decides, with no grace.
+                'worker': {'poll_interval': 1, 'retention_grace': 0},
                 'service_credentials': {'auth_type': 'admin_token',
                                         'token': self.trove.project_id},
                 'trove': {'endpoint_override': self.trove.endpoint_override},

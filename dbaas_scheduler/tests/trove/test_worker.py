@@ -35,8 +35,10 @@ class TestRetentionOnTrove(db_fixtures.DatabaseMixin, base.TestCase):
         super().setUp()
         self.trove = trove_fixtures.use_trove(self)
         self.trove.configure(self)
+        # Retention deletes as it decides: no grace (its own tests are in
+        # functional/db/test_retention_holds.py).
         self.flags(group='worker', retry_initial_delay=0.2,
-                   retry_max_delay=1, max_attempts=10)
+                   retry_max_delay=1, max_attempts=10, retention_grace=0)
         self.addCleanup(loader.reset)
         self.addCleanup(notifications.reset)
         self.context = dbaas_context.get_admin_context()

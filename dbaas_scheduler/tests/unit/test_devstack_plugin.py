@@ -42,7 +42,7 @@ for name in sudo warn write_uwsgi_config remove_uwsgi_config run_process \
         stop_process start_tls_proxy wait_for_service create_service_user \
         get_or_create_service get_or_create_endpoint recreate_database \
         install_keystonemiddleware setup_develop pip_install \
-        configure_keystone_authtoken_middleware; do
+        configure_keystone_authtoken_middleware restart_apache_server; do
     eval "function $name { record $name \"\$@\"; }"
 done
 function die { record die "$@"; exit 3; }
@@ -254,6 +254,43 @@ class TestUWSGIDeployment(PluginTestCase):
             self.calls(lines, 'run_process'))
         self.assertEqual([['60', 'http://10.0.0.1/backup-scheduler/']],
                          self.calls(lines, 'wait_for_service'))
+
+    def test_with_horizon_the_dashboard_is_installed(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        python = os.path.join(state, 'python')
+        with open(python, 'w') as f:
+            f.write('#!/bin/sh\necho "python $*" >> "$RECORD"\n')
+        os.chmod(python, 0o755)
+        horizon = os.path.join(state, 'horizon')
+        dashboard = str(DEVSTACK.parent / 'dashboard')
+        lines = self.run_plugin(enabled=ALL + ' horizon',
+                                phases='stack:install stack:extra',
+                                PYTHON=python, HORIZON_DIR=horizon,
+                                DBAAS_SCHEDULER_DASHBOARD_DIR=dashboard)
+        self.assertEqual([['-e', '$STATE/dbaas-scheduler/client'],
+                          ['-e', dashboard]],
+                         self.calls(lines, 'pip_install'))
+        manage = [line.split(' ', 1)[1] for line in lines
+                  if line.startswith('python ')]
+        self.assertEqual([horizon + '/manage.py collectstatic --noinput',
+                          horizon + '/manage.py compress --force'], manage)
+        self.assertEqual([['']], self.calls(lines, 'restart_apache_server'))
+        enabled = os.listdir(os.path.join(
+            horizon, 'openstack_dashboard', 'local', 'enabled'))
+        plugin = DEVSTACK.parent / 'dashboard' / 'dbaas_scheduler_dashboard'
+        self.assertEqual(
+            sorted(path.name
+                   for path in (plugin / 'enabled').glob('_[0-9]*.py')),
+            sorted(enabled))
+        self.assertEqual(['_1790_dbaas_scheduler.py'], os.listdir(
+            os.path.join(horizon, 'openstack_dashboard', 'local',
+                         'local_settings.d')))
+
+    def test_without_horizon_no_dashboard(self):
+        lines = self.run_plugin(phases='stack:install stack:extra')
+        self.assertEqual([['-e', '$STATE/dbaas-scheduler/client']],
+                         self.calls(lines, 'pip_install'))
+        self.assertEqual([], self.calls(lines, 'restart_apache_server'))
 
     def test_unstack_and_clean(self):
         lines = self.run_plugin(phases='unstack clean')

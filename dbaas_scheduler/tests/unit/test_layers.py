@@ -32,8 +32,8 @@ ARCHITECTURE = PACKAGE.parent / 'doc/source/contributor/architecture.rst'
 # The modules every layer may import: configuration, context, errors,
 # enumerations, the version, the process's own metrics (stats), the IANA
 # time zones.
-BASE = {'conf', 'config', 'context', 'enums', 'exception', 'stats',
-        'timezones', 'version'}
+BASE = {'conf', 'config', 'context', 'enums', 'exception', 'protection',
+        'coverage', 'stats', 'timezones', 'version'}
 
 # Top-level module or folder -> what else it may import.
 ALLOWED = {
@@ -43,18 +43,23 @@ ALLOWED = {
     # The three services: the domain layer and everything below it, but
     # never one another.
     'api': {'objects', 'policy', 'policies', 'db', 'dispatch', 'rpc',
-            'rpcapi', 'schedule', 'service', 'servicegroup', 'keystone',
-            'backends', 'notifications', 'metrics'},
+            'rpcapi', 'schedule', 'windows', 'service', 'servicegroup',
+            'keystone', 'backends', 'notifications', 'metrics', 'retention'},
     'engine': {'objects', 'policy', 'policies', 'db', 'dispatch', 'rpc',
-               'rpcapi', 'schedule', 'service', 'servicegroup', 'keystone',
-               'backends', 'notifications', 'api/schemas'},
-    'worker': {'db', 'rpc', 'rpcapi', 'schedule', 'service', 'servicegroup',
-               'keystone', 'backends', 'notifications'},
+               'rpcapi', 'schedule', 'windows', 'service', 'servicegroup',
+               'keystone', 'backends', 'notifications', 'api/schemas'},
+    'worker': {'db', 'rpc', 'rpcapi', 'schedule', 'windows', 'service',
+               'servicegroup', 'keystone', 'backends', 'notifications',
+               'retention'},
     # What every interface does to a resource.
     # What every interface does to a resource; which backends the caller
     # may choose is a policy rule (policies/backend.py).
-    'objects': {'db', 'dispatch', 'rpcapi', 'schedule', 'keystone',
-                'backends', 'notifications', 'policy', 'policies'},
+    'objects': {'db', 'dispatch', 'rpcapi', 'schedule', 'windows',
+                'keystone', 'backends', 'notifications', 'policy',
+                'policies', 'retention'},
+    # Retention maths (pure): the worker deletes by it, the lifecycle
+    # preview runs it forward.
+    'retention': {'backends'},
     # Who may do what: the oslo.policy rules in code and their enforcer,
     # shared by every door (REST, RPC).
     'policy': {'policies'},
@@ -76,8 +81,10 @@ ALLOWED = {
     'db/migration': {'schedule', 'cron'},
     # The JSON schemas of the requests: the RPC door checks what it is
     # sent with them too, so that both doors refuse the same fields.
-    'api/schemas': {'db', 'schedule'},
+    'api/schemas': {'db', 'schedule', 'windows'},
     'schedule': {'cron'},
+    # Start, completion and exclusion windows: pure maths on times.
+    'windows': set(),
     'cron': set(),
     # Test doubles shipped for tests, benchmarks and tools.
     'testing': {'backends'},

@@ -99,12 +99,15 @@ class TestSending(base.TestCase):
         self.finish('SUCCEEDED', backup_id='b-1')
         self.finish('FAILED', fault='Trove reports backup b-1 FAILED')
         self.finish('SKIPPED', status_reason='overlap: e-0 still runs')
+        self.finish('EXPIRED', status_reason='start window ended at ...')
         self.assertEqual(
             ['dbaas_scheduler.execution.succeeded',
              'backup_execution.succeeded',
              'dbaas_scheduler.execution.failed', 'backup_execution.failed',
              'dbaas_scheduler.execution.skipped',
-             'backup_execution.skipped'], self.recorder.event_types())
+             'backup_execution.skipped',
+             'dbaas_scheduler.execution.expired',
+             'backup_execution.expired'], self.recorder.event_types())
         for message in self.recorder.messages():
             notification_fixtures.assert_matches_sample(self, message)
 

@@ -98,7 +98,7 @@ class _ClientTest(test_base.TestCase):
 class TestVersionCap(_ClientTest):
 
     def test_unset_is_the_newest_version(self):
-        self.assertEqual('1.1', rpcapi.WorkerAPI(self.conf).client.version_cap)
+        self.assertEqual('1.2', rpcapi.WorkerAPI(self.conf).client.version_cap)
         self.assertEqual('1.1', rpcapi.EngineAPI(self.conf).client.version_cap)
 
     def test_a_version(self):
@@ -129,7 +129,7 @@ class TestVersionCap(_ClientTest):
         self.assertIn("[upgrade_levels] worker = 'zed'", message)
         self.assertIn('neither a version nor a release this code knows',
                       message)
-        self.assertIn('between 1.0 and 1.1', message)
+        self.assertIn('between 1.0 and 1.2', message)
         for release in rpcapi.RELEASES:
             self.assertIn(release, message)
         # Programs check at start, before they fork.
@@ -137,7 +137,7 @@ class TestVersionCap(_ClientTest):
                           rpcapi.check_upgrade_levels, self.conf)
 
     def test_a_version_this_code_cannot_send_is_refused(self):
-        for value in ('1.2', '2.0', '0.9'):
+        for value in ('1.3', '2.0', '0.9'):
             self.flags(worker=value, group='upgrade_levels')
             error = self.assertRaises(exception.InvalidUpgradeLevel,
                                       rpcapi.WorkerAPI, self.conf)
@@ -145,6 +145,26 @@ class TestVersionCap(_ClientTest):
         self.flags(engine='1.2', group='upgrade_levels')
         self.assertRaises(exception.InvalidUpgradeLevel, rpcapi.EngineAPI,
                           self.conf)
+
+    def test_restores_need_workers_of_1_2(self):
+        self.flags(worker='1.1', group='upgrade_levels')
+        api = rpcapi.WorkerAPI(self.conf)
+        api.client = mock.Mock(wraps=api.client)
+        error = self.assertRaises(exception.ServiceUnavailable,
+                                  api.restore_backup, self.context, 'r-1')
+        self.assertIn('pinned to an RPC version without restores',
+                      str(error))
+        api.client.prepare.assert_not_called()
+
+    def test_a_restore_is_a_cast_of_1_2(self):
+        api = rpcapi.WorkerAPI(self.conf)
+        api.client = mock.Mock()
+        api.client.can_send_version.return_value = True
+        api.restore_backup(self.context, 'r-1')
+        api.client.prepare.assert_called_once_with(version='1.2',
+                                                   retry=rpcapi.CAST_RETRY)
+        api.client.prepare.return_value.cast.assert_called_once_with(
+            self.context, 'restore_backup', restore_id='r-1')
 
     def test_the_in_process_worker_is_never_pinned(self):
         self.flags(rpc_transport='none')

@@ -175,8 +175,8 @@ class TestServiceIdentity(base.TestCase):
         self.assertEqual(made.service_id, made.parts.runner.owner)
         self.assertEqual(made.service_id, made.parts.recorder.owner)
         self.assertEqual(made.service_id, made.parts.poller.owner)
-        self.assertEqual(['poller', 'leases', 'reconciler', 'orphans',
-                          'heartbeat'],
+        self.assertEqual(['poller', 'leases', 'reconciler', 'expiry',
+                          'orphans', 'heartbeat'],
                          [name for name, _ in made._loops()])
         rpc.cleanup()
 

@@ -25,6 +25,13 @@ cast K to a message::
     python -m tools.benchmarks.worker --database mysql \\
         --claims 5000 --workers 2 --per-message 1
 
+Fairness: project A's N executions and project B's M of one slot, B's
+cast last; B's start delay without and with the limits::
+
+    python -m tools.benchmarks.worker --database postgresql \\
+        --fairness 10000,10 --fake-build-seconds 60 \\
+        --fair-option max_running_per_project=100
+
 The benchmark creates a database of its own (dropped at the end unless
 ``--keep``), RabbitMQ topics unique to the run (their queues are deleted at
 the end), and a work directory with the workers' configs and logs.
@@ -36,6 +43,7 @@ import sys
 from tools.benchmarks import common
 from tools.benchmarks.worker import bench as worker_bench
 from tools.benchmarks.worker import claims
+from tools.benchmarks.worker import fairness
 from tools.benchmarks.worker import inflight
 
 LIBRARIES = ('oslo.messaging', 'oslo.service', 'oslo.db', 'SQLAlchemy',
@@ -76,6 +84,32 @@ def parse_args(argv):
                         help='Executions per cast (default 20, as the '
                              'engine\'s executions_per_message; 1 uses '
                              'backup_database_instance).')
+    parser.add_argument('--fairness', type=sizes, metavar='N,M',
+                        help='Fairness: project A\'s N and project B\'s M '
+                             'executions of one slot, B\'s cast last; B\'s '
+                             'start delay without and with --fair-option.')
+    parser.add_argument('--fair-option', action='append', default=[],
+                        metavar='[GROUP.]NAME=VALUE',
+                        help='Fairness: worker (and engine) options of the '
+                             'run with limits (repeatable).')
+    parser.add_argument('--fair-cast-order', default='a-first',
+                        choices=fairness.CAST_ORDERS,
+                        help='Fairness: the order of the burst\'s casts: '
+                             'a-first (A\'s, then B\'s: the worst case, '
+                             'the default), shuffled (the order of policies '
+                             'due at one time that the tick\'s claim '
+                             'returns: no order among them), interleaved '
+                             '(shuffled, then round-robin by project within '
+                             'each --fair-batch of it: what a tick that '
+                             'interleaves its casts would do).')
+    parser.add_argument('--fair-batch', type=int, default=1000,
+                        help='Fairness: the tick\'s batch for '
+                             '--fair-cast-order interleaved ([engine] '
+                             'batch_size, default 1000).')
+    parser.add_argument('--fair-sweep-interval', type=float, default=1.0,
+                        help='Fairness: the engine\'s [engine] '
+                             'sweep_interval, which offers queued '
+                             'executions again (default 1).')
     parser.add_argument('--worker-option', action='append', default=[],
                         metavar='[GROUP.]NAME=VALUE',
                         help='Any worker option (repeatable; GROUP '
@@ -95,8 +129,11 @@ def parse_args(argv):
                              '(default 12).')
     common.add_run_options(parser, 'Keep the databases at the end.')
     args = parser.parse_args(argv)
-    if not args.in_flight and not args.claims:
-        parser.error('give --in-flight N[,N...] and/or --claims N')
+    if not args.in_flight and not args.claims and not args.fairness:
+        parser.error('give --in-flight N[,N...], --claims N and/or '
+                     '--fairness N,M')
+    if args.fairness and len(args.fairness) != 2:
+        parser.error('--fairness takes two numbers, N,M')
     if args.per_message < 1 or args.workers < 1:
         parser.error('--per-message and --workers must be at least 1')
     return args
@@ -110,6 +147,8 @@ def measure(bench):
             inflight.report_in_flight(bench.report, results)
     if bench.args.claims:
         claims.run_claims(bench)
+    if bench.args.fairness:
+        fairness.run_fairness(bench)
 
 
 def main(argv=None):

@@ -36,7 +36,7 @@ EXECUTIONS = models.BackupExecution.__table__
 SERVICES = models.Service.__table__
 
 
-def seed(db, instance_ids, backend, backup_params=None):
+def seed(db, instance_ids, backend, backup_params=None, project_id=PROJECT):
     """One policy per instance and one PENDING execution per policy.
 
     The policies are due tomorrow (no engine runs anyway); returns the
@@ -48,7 +48,7 @@ def seed(db, instance_ids, backend, backup_params=None):
         policy_id = str(uuid.uuid4())
         policies.append({
             'id': policy_id, 'name': 'bench-%d' % number,
-            'project_id': PROJECT, 'instance_id': instance_id,
+            'project_id': project_id, 'instance_id': instance_id,
             'backend': backend, 'backup_params': backup_params,
             'schedule_type': 'cron', 'schedule': '0 3 * * *',
             'timezone': 'UTC', 'enabled': True, 'overlap_policy': 'skip',
@@ -56,7 +56,7 @@ def seed(db, instance_ids, backend, backup_params=None):
             'created_at': now})
         executions.append({
             'id': str(uuid.uuid4()), 'policy_id': policy_id,
-            'project_id': PROJECT, 'instance_id': instance_id,
+            'project_id': project_id, 'instance_id': instance_id,
             'scheduled_at': now, 'trigger': 'schedule',
             'status': 'PENDING', 'attempts': 0, 'created_at': now})
     db.insert(POLICIES, policies)

@@ -48,11 +48,35 @@ LABELS = {
     'paused_reason': 'Paused Reason',
     'overlap_policy': 'Overlap Policy',
     'catchup_window': 'Catch-up Window',
+    'start_window': 'Start Window',
+    'completion_window': 'Completion Window',
+    'exclusions': 'Exclusions',
+    'start_deadline': 'Start Deadline',
+    'completion_deadline': 'Completion Deadline',
+    'completion_window_exceeded': 'Completion Window Exceeded',
     'keep_last': 'Keep Last',
     'keep_daily': 'Keep Daily',
     'keep_weekly': 'Keep Weekly',
     'keep_monthly': 'Keep Monthly',
     'max_age_days': 'Max Age Days',
+    'rpo': 'RPO',
+    'effective_rpo': 'Effective RPO',
+    'protection': 'Protection',
+    'last_success_at': 'Last Success At',
+    'protected_until': 'Protected Until',
+    'protection_changed_at': 'Protection Changed At',
+    'pause_after_failures': 'Pause After Failures',
+    'consecutive_failures': 'Consecutive Failures',
+    'min_keep': 'Min Keep',
+    'verify_every': 'Verify Every',
+    'verify_check': 'Verify Check',
+    'verify_schedule': 'Verify Schedule',
+    'verify_next_at': 'Verify Next At',
+    'verified_at': 'Verified At',
+    'verify_result': 'Verify Result',
+    'verify_reason': 'Verify Reason',
+    'verify_duration': 'Verify Duration',
+    'kind': 'Kind',
     'next_execution_time': 'Next Execution Time',
     'last_execution_id': 'Last Execution ID',
     'created_at': 'Created At',
@@ -69,12 +93,29 @@ LABELS = {
     'started_at': 'Started At',
     'finished_at': 'Finished At',
     'fault': 'Fault',
+    'held': 'Held',
+    'held_at': 'Held At',
+    'held_by': 'Held By',
+    'backup_state': 'Backup State',
+    'backup_delete_after': 'Backup Delete After',
     'host': 'Host',
     'binary': 'Binary',
     'topic': 'Topic',
     'pid': 'PID',
     'state': 'State',
     'heartbeat_at': 'Heartbeat At',
+    'execution_id': 'Execution ID',
+    'params': 'Params',
+    'target_id': 'Target ID',
+    'duration': 'Duration (s)',
+    'restore_time': 'Restore Time',
+    'reasons': 'Reasons',
+    'source': 'Source',
+    'policies': 'Policies',
+    'enabled_policies': 'Enabled Policies',
+    'stale_after': 'Stale After (s)',
+    'daily_runs': 'Backups a Day',
+    'action': 'Action',
 }
 
 
@@ -89,6 +130,9 @@ class BackupsColumn(format_columns.ListColumn):
 FORMATTERS = {
     'backup_params': format_columns.DictColumn,
     'deleted_backups': BackupsColumn,
+    'params': format_columns.DictColumn,
+    'restore_time': format_columns.DictColumn,
+    'reasons': format_columns.ListColumn,
 }
 
 
@@ -104,6 +148,25 @@ def values(item, fields):
         formatter = FORMATTERS.get(field)
         row.append(formatter(value) if formatter else value)
     return tuple(row)
+
+
+def api_since(app, version, what):
+    """The client, if the API version it speaks has ``what``.
+
+    ``version`` is ``(major, minor)``; ``what`` names the feature in the
+    error (``'Restores'``).
+    """
+    api = app.client_manager.backup_scheduler
+    speaks = getattr(api, 'api_version', None)
+    if isinstance(speaks, str):
+        major, minor = (int(part) for part in speaks.split('.'))
+        if (major, minor) < version:
+            raise exceptions.CommandError(
+                '%s need API version %d.%d of the backup scheduler; this '
+                'request uses %s (the server, or '
+                '--os-backup-scheduler-api-version, allows no later one).'
+                % ((what,) + tuple(version) + (speaks,)))
+    return api
 
 
 def show(item, fields):
@@ -147,6 +210,25 @@ def local_time(utc_text, zone):
     """An API time (RFC 3339, UTC) in ``zone``, ISO 8601 with its offset."""
     moment = datetime.datetime.fromisoformat(utc_text.replace('Z', '+00:00'))
     return moment.astimezone(zone).isoformat()
+
+
+def _zone(name):
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        LOG.warning('Time zone %s is unknown here; local times are shown '
+                    'in UTC.', name)
+        return datetime.timezone.utc
+
+
+def slot_rows(slots, timezone, first='Slot'):
+    """Rows of the slots of a lifecycle or schedule preview."""
+    zone = _zone(timezone)
+    return ((first, 'Local Time', 'Start By', 'Finish By', 'Excluded'),
+            ((slot['scheduled_at'], local_time(slot['scheduled_at'], zone),
+              slot['start_window_ends_at'],
+              slot['completion_window_ends_at'], slot['excluded'] or '')
+             for slot in slots))
 
 
 def run_times(preview):

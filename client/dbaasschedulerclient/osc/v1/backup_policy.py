@@ -27,15 +27,23 @@ FIELDS = (
     'backend', 'backup_params', 'schedule_type', 'schedule', 'timezone',
     'start_at', 'end_at', 'remaining_runs', 'enabled', 'paused_reason',
     'overlap_policy', 'catchup_window', 'keep_last', 'keep_daily',
-    'keep_weekly', 'keep_monthly', 'max_age_days', 'next_execution_time',
-    'last_execution_id', 'created_at', 'updated_at')
+    'keep_weekly', 'keep_monthly', 'max_age_days', 'min_keep',
+    'start_window', 'completion_window', 'exclusions',
+    'next_execution_time',
+    'last_execution_id', 'created_at', 'updated_at', 'rpo',
+    'effective_rpo', 'protection', 'last_success_at', 'protected_until',
+    'protection_changed_at', 'pause_after_failures',
+    'consecutive_failures', 'verify_every', 'verify_check',
+    'verify_schedule', 'verify_next_at')
 LIST_FIELDS = ('id', 'name', 'instance_id', 'schedule_type', 'schedule',
                'timezone', 'enabled', 'next_execution_time')
 LONG_FIELDS = LIST_FIELDS + (
     'project_id', 'backend', 'backup_params', 'start_at', 'end_at',
     'remaining_runs', 'overlap_policy', 'catchup_window', 'keep_last',
     'keep_daily', 'keep_weekly', 'keep_monthly', 'max_age_days',
-    'paused_reason', 'last_execution_id')
+    'min_keep', 'start_window', 'completion_window', 'exclusions',
+    'paused_reason', 'last_execution_id', 'protection',
+    'last_success_at', 'protected_until', 'consecutive_failures')
 
 # Options that set one field each: (option, field, type, metavar, help).
 _VALUE_OPTIONS = (
@@ -74,6 +82,14 @@ _VALUE_OPTIONS = (
     ('--catchup-window', 'catchup_window', int, '<seconds>',
      'How late a run missed during an outage may still be taken, in '
      'seconds (default: the operator\'s, one hour unless changed).'),
+    ('--start-window', 'start_window', int, '<seconds>',
+     'How long after its slot a backup may still start, in seconds (60 '
+     'or more); a slot not started by then ends EXPIRED (default: half '
+     'the time to the next slot, from a minute to eight hours).'),
+    ('--completion-window', 'completion_window', int, '<seconds>',
+     'How long after its slot a backup should have finished, in seconds; '
+     'a longer one is not cancelled but marked (default: the time to the '
+     'next slot, from an hour to seven days).'),
     ('--keep-last', 'keep_last', int, '<count>',
      'Retention: keep the newest <count> backups.'),
     ('--keep-daily', 'keep_daily', int, '<count>',
@@ -85,6 +101,25 @@ _VALUE_OPTIONS = (
      'Retention: the same for calendar months.'),
     ('--max-age-days', 'max_age_days', int, '<days>',
      'Retention: keep every backup less than <days> days old.'),
+    ('--rpo', 'rpo', int, '<seconds>',
+     'Recovery-point objective: the maximum acceptable age of the newest '
+     'successful backup, in seconds (default: one and a half times the '
+     'longest gap between two runs; API 1.2).'),
+    ('--pause-after-failures', 'pause_after_failures', int, '<count>',
+     'Pause the policy after <count> failed backups in a row (default: '
+     'never; API 1.2).'),
+    ('--min-keep', 'min_keep', int, '<count>',
+     'Retention floor: never delete below the newest <count> successful '
+     'backups, whatever the other rules say.'),
+    ('--verify-every', 'verify_every', int, '<count>',
+     'Verify every <count>th successful backup: restore it into a scratch '
+     'database, check it, delete the scratch database; retention then '
+     'keeps the newest verified backup (default: never; API 1.7).'),
+    ('--verify-schedule', 'verify_schedule', str, '<cron>',
+     'Verify on a schedule of its own instead of every Nth backup: a cron '
+     'expression in the policy\'s time zone; each slot verifies the newest '
+     'backup newer than the last one verified (none: the slot passes). '
+     'Excludes --verify-every (default: none; API 1.8).'),
 )
 _CHOICES = {'schedule_type': ('cron', 'interval', 'once'),
             'overlap_policy': ('skip', 'queue')}
@@ -96,11 +131,18 @@ NULLABLE = {
     'end_at': 'Run with no end time.',
     'remaining_runs': 'Run with no limit on the number of runs.',
     'catchup_window': 'Use the operator\'s catch-up window.',
+    'start_window': 'Derive the start window from the schedule.',
+    'completion_window': 'Derive the completion window from the schedule.',
     'keep_last': 'Remove this retention rule.',
     'keep_daily': 'Remove this retention rule.',
     'keep_weekly': 'Remove this retention rule.',
     'keep_monthly': 'Remove this retention rule.',
     'max_age_days': 'Remove this retention rule.',
+    'rpo': 'Use the default RPO, derived from the schedule.',
+    'pause_after_failures': 'Never pause after failures.',
+    'min_keep': 'Remove the retention floor.',
+    'verify_every': 'Turn scheduled verification off.',
+    'verify_schedule': 'Turn verification on a schedule off.',
 }
 
 
@@ -127,16 +169,23 @@ class _Unset:
 UNSET = _Unset()
 
 
-def add_policy_options(parser, update=False):
-    """The options of ``create``; of ``set`` with ``update``."""
+def add_policy_options(parser, update=False, skip=(),
+                       required=('instance_id', 'schedule')):
+    """The options of ``create``; of ``set`` with ``update``.
+
+    ``skip``: fields without an option (a template has no instance);
+    ``required``: the fields ``create`` must be given.
+    """
     for option, field, kind, metavar, help_text in _VALUE_OPTIONS:
+        if field in skip:
+            continue
         group = parser
         if update and field in NULLABLE:
             group = parser.add_mutually_exclusive_group()
         group.add_argument(
             option, dest=_dest(field), metavar=metavar, type=kind,
             choices=_CHOICES.get(field), help=help_text,
-            required=not update and field in ('instance_id', 'schedule'))
+            required=not update and field in required)
         if update and field in NULLABLE:
             group.add_argument(
                 '--no-' + option[2:], dest=_dest(field),
@@ -148,6 +197,34 @@ def add_policy_options(parser, update=False):
             '--no-backup-params', action='store_true', default=False,
             help='Remove every backup parameter (with --backup-param: '
                  'replace them).')
+    if update:
+        parser.add_argument(
+            '--no-exclusions', action='store_true', default=False,
+            help='Remove every exclusion window (with --exclusion: replace '
+                 'them).')
+    parser.add_argument(
+        '--exclusion', metavar='<window>', dest='exclusions',
+        action='append',
+        help='A period, in the policy\'s time zone, when no backup starts '
+             '(repeat for more): a weekly range "Fri 18:00-Mon 06:00", days '
+             '"Sat-Sun", a daily range "01:00-03:00" or "Mon-Fri '
+             '09:00-17:00", a date "2026-12-24" or dates '
+             '"2026-12-24..2026-12-26". A slot inside one is skipped '
+             '(SKIPPED, reason "excluded"), not moved.%s' % (
+                 ' Added to those the policy has.' if update else ''))
+    check = parser.add_mutually_exclusive_group() if update else parser
+    check.add_argument(
+        '--verify-sql', metavar='<query>',
+        help='A read-only SQL query a verification runs on the restored '
+             'database; the first column of its first row must equal '
+             '--verify-expected (API 1.7).')
+    if update:
+        check.add_argument(
+            '--no-verify-sql', action='store_true', default=False,
+            help='Remove the SQL check of verifications.')
+    parser.add_argument(
+        '--verify-expected', metavar='<value>',
+        help='What --verify-sql must return (compared as text).')
     parser.add_argument(
         '--backup-param', metavar='<key=value>', dest='backup_params',
         action=parseractions.KeyValueAction,
@@ -161,13 +238,18 @@ def policy_values(parsed_args):
     """The fields the options give: only those the user named."""
     found = {}
     for _option, field, _kind, _metavar, _help in _VALUE_OPTIONS:
-        value = getattr(parsed_args, _dest(field))
+        value = getattr(parsed_args, _dest(field), UNSET)
         if value is not UNSET:
             found[field] = value
+    if parsed_args.verify_sql:
+        found['verify_check'] = {'sql': parsed_args.verify_sql,
+                                 'expected': parsed_args.verify_expected}
+    elif getattr(parsed_args, 'no_verify_sql', False):
+        found['verify_check'] = None
     return found
 
 
-def _params(parsed_args):
+def backup_params(parsed_args):
     return {key: backup_param(value)
             for key, value in (parsed_args.backup_params or {}).items()}
 
@@ -187,7 +269,9 @@ class CreateBackupPolicy(command.ShowOne):
         api = self.app.client_manager.backup_scheduler
         values = policy_values(parsed_args)
         if parsed_args.backup_params:
-            values['backup_params'] = _params(parsed_args)
+            values['backup_params'] = backup_params(parsed_args)
+        if parsed_args.exclusions:
+            values['exclusions'] = parsed_args.exclusions
         if parsed_args.disabled:
             values['enabled'] = False
         return v1.show(api.create_policy(values), FIELDS)
@@ -271,8 +355,14 @@ class SetBackupPolicy(command.Command):
             if not parsed_args.no_backup_params:
                 # The API replaces backup_params whole; keep the others.
                 params = dict(policy.get('backup_params') or {})
-            params.update(_params(parsed_args))
+            params.update(backup_params(parsed_args))
             changes['backup_params'] = params or None
+        if parsed_args.no_exclusions or parsed_args.exclusions:
+            windows = []
+            if not parsed_args.no_exclusions:
+                windows = list(policy.get('exclusions') or [])
+            windows.extend(parsed_args.exclusions or [])
+            changes['exclusions'] = windows
         if changes:
             api.update_policy(policy['id'], changes)
 
@@ -300,12 +390,27 @@ class _EachPolicy(command.Command):
 
 
 class DeleteBackupPolicy(_EachPolicy):
-    """Delete backup policies; their executions stay as history."""
+    """Delete backup policies; their executions stay as history.
+
+    Their backups stay too, unless --delete-backups.
+    """
 
     ACTION = 'delete'
 
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--delete-backups', action='store_true', default=False,
+            help='Delete the policies\' backups first, except held ones '
+                 'and those a backup that stays is built on (default: '
+                 'keep every backup).')
+        return parser
+
     def act(self, api, policy_id, parsed_args):
-        api.delete_policy(policy_id)
+        if parsed_args.delete_backups:
+            api.delete_policy(policy_id, delete_backups=True)
+        else:
+            api.delete_policy(policy_id)
 
 
 class PauseBackupPolicy(_EachPolicy):
@@ -365,3 +470,48 @@ class NextRunsBackupPolicy(command.Lister):
         policy = v1.find_policy(api, parsed_args.policy)
         return v1.run_times(api.next_runs(policy['id'],
                                           count=parsed_args.count))
+
+
+class LifecycleBackupPolicy(command.Lister):
+    """Preview what lies ahead of a backup policy.
+
+    Its next slots, each with the end of its start window (not started by
+    then, it ends EXPIRED), of its completion window, and the exclusion
+    window it falls in (it is then skipped, not moved); with
+    ``--retention``, what retention will delete at its next runs,
+    supposing each succeeds with a full backup (holds, the floor, chains
+    and the grace applied).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('policy', metavar='<policy>',
+                            help='Name or ID of the backup policy.')
+        parser.add_argument(
+            '--count', metavar='<count>', type=int,
+            help='How many slots or runs (default: 10; the API caps it).')
+        parser.add_argument(
+            '--retention', action='store_true',
+            help='Show what retention will delete at the next runs instead '
+                 'of the slots (API 1.3).')
+        return parser
+
+    def take_action(self, parsed_args):
+        api = self.app.client_manager.backup_scheduler
+        policy = v1.find_policy(api, parsed_args.policy)
+        found = api.lifecycle(policy['id'], count=parsed_args.count)
+        if not parsed_args.retention:
+            return v1.slot_rows(found['slots'], policy['timezone'])
+        rows = []
+        for run in found.get('retention', []):
+            rows.append((
+                run['at'], run['backup_id'],
+                '\n'.join('%s (after %s)' % (e['backup_id'],
+                                             e['delete_after'])
+                          for e in run['expires']),
+                '\n'.join(d['backup_id'] + (' (with %s)' % d['with']
+                                            if d.get('with') else '')
+                          for d in run['deletes']),
+                run['remaining']))
+        return (('Run at', 'New backup', 'Expires', 'Deletes',
+                 'Remaining'), rows)

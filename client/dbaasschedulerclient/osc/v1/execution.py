@@ -21,20 +21,24 @@ from dbaasschedulerclient.v1 import client
 
 # The states of an execution, as the API names them.
 STATUSES = ('PENDING', 'DISPATCHED', 'RUNNING', 'SUCCEEDED', 'FAILED',
-            'SKIPPED')
+            'SKIPPED', 'EXPIRED')
 
 # Every field of an execution, in the order ``show`` prints them.
 FIELDS = (
     'id', 'policy_id', 'project_id', 'instance_id', 'scheduled_at',
     'trigger', 'status', 'status_reason', 'attempts', 'backup_id',
     'deleted_backups', 'created_at', 'dispatched_at', 'started_at',
-    'finished_at', 'fault')
+    'finished_at', 'fault', 'held', 'held_at', 'held_by', 'backup_state',
+    'backup_delete_after', 'start_deadline', 'completion_deadline',
+    'completion_window_exceeded', 'verified_at', 'verify_result',
+    'verify_reason', 'verify_duration')
 LIST_FIELDS = ('id', 'policy_id', 'instance_id', 'scheduled_at', 'trigger',
-               'status', 'backup_id')
+               'status', 'backup_id', 'held', 'backup_state')
 LONG_FIELDS = ('id', 'policy_id', 'project_id', 'instance_id',
                'scheduled_at', 'trigger', 'status', 'status_reason',
                'attempts', 'backup_id', 'deleted_backups', 'started_at',
-               'finished_at', 'fault')
+               'finished_at', 'fault', 'held', 'held_by', 'backup_state',
+               'backup_delete_after')
 
 
 class ListExecution(command.Lister):
@@ -57,6 +61,13 @@ class ListExecution(command.Lister):
             '--since', metavar='<time>',
             help='Only executions scheduled at or after this ISO 8601 time '
                  '(UTC unless it has an offset), e.g. 2027-01-31T00:00:00Z.')
+        held = parser.add_mutually_exclusive_group()
+        held.add_argument(
+            '--held', dest='held', action='store_true', default=None,
+            help='Only executions whose backup is held.')
+        held.add_argument(
+            '--not-held', dest='held', action='store_false',
+            help='Only executions whose backup is not held.')
         parser.add_argument(
             '--all-projects', action='store_true', default=False,
             help='Executions of every project (admin only).')
@@ -82,7 +93,8 @@ class ListExecution(command.Lister):
             policy_id=policy_id, instance_id=parsed_args.instance,
             status=parsed_args.status, since=parsed_args.since,
             all_projects=parsed_args.all_projects or None,
-            limit=parsed_args.limit, marker=parsed_args.marker)
+            limit=parsed_args.limit, marker=parsed_args.marker,
+            held=parsed_args.held)
         fields = LONG_FIELDS if parsed_args.long else LIST_FIELDS
         return v1.listing(found, fields)
 
@@ -117,3 +129,35 @@ class ShowExecution(command.ShowOne):
     def take_action(self, parsed_args):
         api = self.app.client_manager.backup_scheduler
         return v1.show(api.get_execution(parsed_args.execution), FIELDS)
+
+
+class HoldExecution(command.ShowOne):
+    """Hold the backup of an execution: retention never deletes it.
+
+    The hold outlives the policy, and keeps what the backup is built on.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('execution', metavar='<execution-id>',
+                            help='ID of the execution whose backup to hold.')
+        return parser
+
+    def take_action(self, parsed_args):
+        api = self.app.client_manager.backup_scheduler
+        return v1.show(api.hold_backup(parsed_args.execution), FIELDS)
+
+
+class ReleaseExecution(command.ShowOne):
+    """Release the hold on the backup of an execution."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('execution', metavar='<execution-id>',
+                            help='ID of the execution whose backup to '
+                                 'release.')
+        return parser
+
+    def take_action(self, parsed_args):
+        api = self.app.client_manager.backup_scheduler
+        return v1.show(api.release_backup(parsed_args.execution), FIELDS)

@@ -21,7 +21,10 @@ LOG = logging.getLogger(__name__)
 
 
 class PreviewSchedule(command.Lister):
-    """Show the next run times of a schedule, before creating a policy.
+    """Show the next slots of a schedule, before creating a policy.
+
+    Each with the end of its start and completion windows and the
+    exclusion window it falls in, if any.
 
     The service checks the schedule as it would for a new policy: an error
     here is the error ``policy create`` would give.
@@ -53,6 +56,16 @@ class PreviewSchedule(command.Lister):
         parser.add_argument(
             '--count', metavar='<count>', type=int,
             help='How many run times (default: 10; the service caps it).')
+        parser.add_argument(
+            '--start-window', metavar='<seconds>', type=int,
+            help='What policy create --start-window takes.')
+        parser.add_argument(
+            '--completion-window', metavar='<seconds>', type=int,
+            help='What policy create --completion-window takes.')
+        parser.add_argument(
+            '--exclusion', metavar='<window>', dest='exclusions',
+            action='append',
+            help='What policy create --exclusion takes (repeat for more).')
         return parser
 
     def take_action(self, parsed_args):
@@ -60,10 +73,18 @@ class PreviewSchedule(command.Lister):
         preview = api.preview_schedule(
             parsed_args.schedule, schedule_type=parsed_args.schedule_type,
             timezone=parsed_args.timezone, start_at=parsed_args.start_at,
-            end_at=parsed_args.end_at, count=parsed_args.count)
+            end_at=parsed_args.end_at, count=parsed_args.count,
+            start_window=parsed_args.start_window,
+            completion_window=parsed_args.completion_window,
+            exclusions=parsed_args.exclusions)
         if preview.get('example'):
             LOG.warning('The schedule has H fields, which a policy hashes '
                         'with its own ID: these are the times of one '
                         'possible ID. "policy next-runs" shows a policy\'s '
                         'own.')
-        return v1.run_times(preview)
+        if 'slots' not in preview:
+            # A server older than API 1.1: the run times alone.
+            return v1.run_times(preview)
+        # The columns of the run times first, as before windows.
+        return v1.slot_rows(preview['slots'], preview['timezone'],
+                            first='Run Time')

@@ -42,6 +42,7 @@ from oslo_policy import opts as policy_opts
 from oslo_utils import uuidutils
 
 from dbaas_scheduler.api import service as api_service
+from dbaas_scheduler.backends import fake
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import conf as dbaas_conf
 from dbaas_scheduler import context as dbaas_context
@@ -276,6 +277,77 @@ class RetentionHistory(fixture.GabbiFixture):
         pass
 
 
+class HeldBackups(fixture.GabbiFixture):
+    """Policy ``kept-policy`` of project-a: three backups, a FAILED run.
+
+    List it after :class:`APIServer`.
+    """
+
+    def start_fixture(self):
+        admin = dbaas_context.get_admin_context()
+        utc = datetime.timezone.utc
+        policy = db_api.create_policy(admin, {
+            'name': 'kept-policy', 'project_id': 'project-a',
+            'user_id': 'alice', 'instance_id': 'orders-db',
+            'backend': 'fake', 'schedule_type': 'cron',
+            'schedule': '0 * * * *', 'timezone': 'UTC',
+            'next_execution_time': datetime.datetime(2099, 1, 1,
+                                                     tzinfo=utc),
+            'keep_last': 1, 'min_keep': 2})
+        for day in (1, 2, 3, 4):
+            db_api.create_execution(admin, {
+                'policy_id': policy.id, 'project_id': 'project-a',
+                'instance_id': 'orders-db',
+                'scheduled_at': datetime.datetime(2027, 1, day, 1, 30,
+                                                  tzinfo=utc),
+                'status': 'FAILED' if day == 4 else 'SUCCEEDED',
+                'backup_id': None if day == 4 else 'backup-%d' % day})
+
+    def stop_fixture(self):
+        pass
+
+
+class RestoreSources(fixture.GabbiFixture):
+    """Executions of project-a to restore, their ids in the environment.
+
+    ``GABBI_RESTORE_OK``: a SUCCEEDED execution of a paused ``fake``
+    policy, with a backup; ``GABBI_RESTORE_FAILED``: a FAILED one of the
+    same policy; ``GABBI_RESTORE_ORPHAN``: a SUCCEEDED one whose policy
+    was deleted.  List it after :class:`APIServer`.
+    """
+
+    def start_fixture(self):
+        context = dbaas_context.get_admin_context()
+        utc = datetime.timezone.utc
+        scheduled = datetime.datetime(2027, 1, 31, 1, 30, tzinfo=utc)
+        found = db_api.create_policy(context, {
+            'name': 'restorable', 'project_id': 'project-a',
+            'instance_id': 'orders-db', 'backend': 'fake',
+            'schedule_type': 'interval', 'schedule': '3600',
+            'enabled': False, 'paused_reason': 'created paused'})
+        values = {'policy_id': found.id, 'project_id': 'project-a',
+                  'instance_id': 'orders-db'}
+        ok = db_api.create_execution(context, dict(
+            values, scheduled_at=scheduled, status='SUCCEEDED',
+            backup_id='backup-ok', finished_at=scheduled))
+        failed = db_api.create_execution(context, dict(
+            values, scheduled_at=scheduled + datetime.timedelta(hours=1),
+            status='FAILED', finished_at=scheduled))
+        orphan = db_api.create_execution(context, dict(
+            values, policy_id=uuidutils.generate_uuid(),
+            scheduled_at=scheduled, status='SUCCEEDED',
+            backup_id='backup-orphan', finished_at=scheduled))
+        self.names = {'GABBI_RESTORE_OK': ok.id,
+                      'GABBI_RESTORE_FAILED': failed.id,
+                      'GABBI_RESTORE_ORPHAN': orphan.id,
+                      'GABBI_RESTORE_POLICY': found.id}
+        os.environ.update(self.names)
+
+    def stop_fixture(self):
+        for name in getattr(self, 'names', {}):
+            os.environ.pop(name, None)
+
+
 class LargeValues(fixture.GabbiFixture):
     """Values too large to write in a YAML file, as environment variables.
 
@@ -312,6 +384,26 @@ class LargeValues(fixture.GabbiFixture):
             os.environ.pop(name, None)
 
 
+class CoverageInstances(fixture.GabbiFixture):
+    """The instances the fake backend lists for project-a and project-b.
+
+    The coverage report lists them (the fake backend stands for Trove).
+    """
+
+    INSTANCES = {
+        'project-a': {'orders-db': 'orders', 'wiki-db': 'wiki',
+                      'crm-db': 'crm', 'logs-db': 'logs'},
+        'project-b': {'their-db': 'theirs'},
+    }
+
+    def start_fixture(self):
+        self.saved = fake.FakeBackend.instances
+        fake.FakeBackend.instances = self.INSTANCES
+
+    def stop_fixture(self):
+        fake.FakeBackend.instances = getattr(self, 'saved', {})
+
+
 def fixtures_for(driver):
     """The fixtures the YAML files name, serving a database of ``driver``.
 
@@ -339,4 +431,7 @@ def fixtures_for(driver):
                                          'PUBLIC_ENDPOINT':
                                              'https://backup.example.com/bs'}),
                                  LargeValues=LargeValues,
-                                 RetentionHistory=RetentionHistory)
+                                 RetentionHistory=RetentionHistory,
+                                 HeldBackups=HeldBackups,
+                                 RestoreSources=RestoreSources,
+                                 CoverageInstances=CoverageInstances)

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from dbaas_scheduler import context as dbaas_context
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import models
+from dbaas_scheduler.db import scheduling as db_scheduling
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler.db import worker as db_worker
 from dbaas_scheduler.engine import service as engine_service
@@ -266,10 +267,34 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         self.assertTrue(self.worker.wait_for([due.id]))
         self.assertNotIn(later.id, self.worker.ids())
 
+    def test_a_slot_expired_at_the_tick_counts_as_a_failure(self):
+        # Half past an hour: the slot at its top is past its start window
+        # (a minute) but within the catch-up window.
+        now = timeutils.utcnow(True).replace(minute=30, second=0,
+                                             microsecond=0)
+        [hourly] = add_policies(
+            self.engine, 1, schedule='0 * * * *', catchup_window=7200,
+            start_window=60, pause_after_failures=1,
+            next_execution_time=now.replace(minute=0))
+        timeutils.set_time_override(now)
+        self.addCleanup(timeutils.clear_time_override)
+        self.service.tick_once(self.context)
+
+        [expired] = executions(self.engine, policy_id=hourly)
+        self.assertEqual('EXPIRED', expired.status)
+        row = policy(self.engine, hourly)
+        self.assertEqual(1, row.consecutive_failures)
+        self.assertFalse(row.enabled)
+        self.assertIn('1', row.paused_reason)
+        self.assertEqual([], self.worker.ids())
+
     def test_backlog_after_downtime(self):
         now = timeutils.utcnow(True)
         [hourly] = add_policies(
             self.engine, 1, schedule='0 * * * *', catchup_window=7200,
+            # The slot at the top of this hour may be 59 minutes old: still
+            # within its start window (by default half the hour).
+            start_window=3600,
             next_execution_time=now.replace(minute=0, second=0,
                                             microsecond=0)
             - datetime.timedelta(hours=5))
@@ -298,11 +323,66 @@ class _EngineTests(db_fixtures.DatabaseMixin):
         self.assertTrue(self.worker.wait_for([run.id]))
         self.assertNotIn(skipped.id, self.worker.ids())
 
+    def test_a_batch_is_written_exactly_and_only_where_due_matches(self):
+        # record_tick's batch travels as JSON: text that needs escaping,
+        # NULLs, microseconds and the compare-and-set must all come
+        # through as the tick planned them.
+        now = timeutils.utcnow(True)
+        current, stale = add_policies(self.engine, 2, remaining_runs=5)
+        due = policy(self.engine, current).next_execution_time
+        following = due + datetime.timedelta(hours=1, microseconds=7)
+        # (Characters outside the BMP need a utf8mb4 connection, which the
+        # services have and the test fixture's MariaDB engine has not.)
+        reason = 'it\'s "quoted", \\ {a,b} \u00fcn\u00efcode \u20ac'
+        run = db_scheduling.NewExecution(
+            uuidutils.generate_uuid(), current, 'project', 'instance-0',
+            due, 'schedule', 'DISPATCHED', reason, 0, now, now, None,
+            due + datetime.timedelta(minutes=30, microseconds=1), None)
+        advances = [
+            db_scheduling.PolicyAdvance(current, due, following, 4, True,
+                                        None, run.id),
+            # Claimed at a due time the row no longer has.
+            db_scheduling.PolicyAdvance(
+                stale, due - datetime.timedelta(microseconds=1), None, 0,
+                False, 'completed: no runs remaining', None)]
+        with db_api.writer_transaction(self.context):
+            matched, inserted = db_scheduling.record_tick(
+                self.context, advances, [run], now)
+        self.assertEqual((1, 1), (matched, inserted))
+
+        advanced = policy(self.engine, current)
+        self.assertEqual((following, 4, True, None, run.id, now),
+                         (advanced.next_execution_time,
+                          advanced.remaining_runs, advanced.enabled,
+                          advanced.paused_reason,
+                          advanced.last_execution_id, advanced.updated_at))
+        untouched = policy(self.engine, stale)
+        self.assertEqual((5, True, None),
+                         (untouched.remaining_runs, untouched.enabled,
+                          untouched.last_execution_id))
+        [row] = executions(self.engine, policy_id=current)
+        self.assertEqual(run._asdict(),
+                         {field: row._mapping[field]
+                          for field in db_scheduling.NewExecution._fields})
+
+        # The same slot again: kept once, and the batch does not fail.
+        again = run._replace(id=uuidutils.generate_uuid())
+        with db_api.writer_transaction(self.context):
+            db_scheduling.record_tick(self.context, [advances[0]._replace(
+                due=following)], [again], now)
+        self.assertEqual([run.id], [e.id for e in executions(
+            self.engine, policy_id=current)])
+
     def test_limits_disable_the_policy(self):
         now = timeutils.utcnow(True)
         [counted] = add_policies(self.engine, 1, remaining_runs=1)
-        [bounded] = add_policies(self.engine, 1,
-                                 end_at=now + datetime.timedelta(hours=1))
+        # Daily, next at a minute before this one tomorrow: the end an hour
+        # from now comes first whatever the time of day (a fixed 03:00
+        # schedule ran again before the end when the tests ran at 02:xx).
+        earlier = now - datetime.timedelta(minutes=1)
+        [bounded] = add_policies(
+            self.engine, 1, end_at=now + datetime.timedelta(hours=1),
+            schedule='%d %d * * *' % (earlier.minute, earlier.hour))
         self.service.tick_once(self.context)
         for policy_id, reason in ((counted, 'no runs remaining'),
                                   (bounded, 'no run before end_at')):

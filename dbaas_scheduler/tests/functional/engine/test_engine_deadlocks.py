@@ -54,6 +54,10 @@ def _deadlock_error(driver):
         'deadlock detected\nDETAIL: injected by the test')
 
 
+# How PostgreSQL's one statement of a tick begins (db/scheduling.py).
+TICK_STATEMENT = 'WITH v AS (SELECT '
+
+
 class DeadlockInjector:
     """Fails the n-th statements of some kinds, and some commits.
 
@@ -86,6 +90,9 @@ class DeadlockInjector:
     def kind(statement):
         if statement.startswith('INSERT INTO backup_execution'):
             return 'tick insert'
+        if statement.startswith(TICK_STATEMENT):
+            # PostgreSQL: the compare-and-set and the insert are one.
+            return 'tick insert'
         if statement.startswith('UPDATE backup_policy AS p'):
             return 'tick compare-and-set'
         if 'backup_execution' in statement and 'FOR UPDATE' in statement:
@@ -107,7 +114,8 @@ class DeadlockInjector:
     def _execute(self, conn, cursor, statement, parameters, context,
                  executemany):
         kind = self.kind(statement)
-        if kind == 'tick compare-and-set':
+        if kind == 'tick compare-and-set' or statement.startswith(
+                TICK_STATEMENT):
             conn.info['tick'] = True
         if kind and self._fails(kind):
             raise self.error

@@ -22,6 +22,7 @@ from dbaas_scheduler.engine import manager
 from dbaas_scheduler.engine import notification_listener
 from dbaas_scheduler import exception
 from dbaas_scheduler.objects import backup_policy as backup_policy_obj
+from dbaas_scheduler.objects import template as template_obj
 from dbaas_scheduler import policy
 from dbaas_scheduler import rpc
 from dbaas_scheduler import rpcapi
@@ -157,14 +158,19 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
         # The engine's RPC server runs beside the listener, as in an
         # engine: neither may take the other's messages.
         serve_engine_rpc(self)
-        listener = notification_listener.get_listener(self.conf)
-        listener.start()
-        self.addCleanup(listener.wait)
-        self.addCleanup(listener.stop)
+        self.listener = self.start_listener()
         self.useFixture(backend_fixtures.OpenBackends(self.conf))
         self.context = dbaas_context.RequestContext(project_id='p',
                                                     user_id='u')
         self.admin = dbaas_context.get_admin_context()
+
+    def start_listener(self):
+        """An engine's notification listener, stopped after the test."""
+        listener = notification_listener.get_listener(self.conf)
+        listener.start()
+        self.addCleanup(listener.wait)
+        self.addCleanup(listener.stop)
+        return listener
 
     def policy(self, instance_id, project_id='p', backend='trove'):
         """A policy of ``backend`` (stored as Trove's would be)."""
@@ -243,6 +249,31 @@ class TestTroveNotifications(db_fixtures.DatabaseMixin, base.TestCase):
             'instance_id': 'shared', 'tenant_id': 'victim'})
         self.assertEqual({other, fake, local},
                          self.wait_left({other, fake, local}))
+
+    def test_a_new_instance_is_enrolled_once(self):
+        # Behind Keystone: the policy waits paused for a member's trust.
+        self.flags(auth_strategy='keystone')
+        manager_context = dbaas_context.RequestContext(
+            project_id='p', user_id='m', roles=['manager', 'member'])
+        template_obj.create_template(manager_context, self.conf, {
+            'name': 'nightly', 'backend': 'trove', 'schedule': 'H 2 * * *'})
+        instance = uuidutils.generate_uuid()
+        created = {'instance_id': instance, 'tenant_id': 'p'}
+        for _ in range(2):
+            self.notify('trove.instance.create.end', created)
+        self.settle('marker-1')
+        # The engine restarts: its listener stops, a new one starts, and
+        # Trove's notification comes again.
+        self.listener.stop()
+        self.listener.wait()
+        self.listener = self.start_listener()
+        self.notify('trove.instance.create.end', created)
+        self.settle('marker-2')
+        made = db_api.list_policies(self.admin, instance_id=instance)
+        self.assertEqual(1, len(made))
+        self.assertEqual((False, template_obj.ADOPT_REASON, None),
+                         (made[0].enabled, made[0].paused_reason,
+                          made[0].trust_id))
 
     def test_rpc_calls_and_notifications_keep_to_their_queues(self):
         self.assertNotEqual(self.conf.engine.topic,

@@ -98,7 +98,8 @@ class _ExecutionTests(db_fixtures.DatabaseMixin):
     def test_as_dict_shows_no_claim(self):
         shown = execution_obj.as_dict(execution_obj.get_execution(
             self.context, self.made[('p-a', 9)]))
-        self.assertEqual(list(execution_obj.VISIBLE_FIELDS), list(shown))
+        self.assertEqual(list(execution_obj.VISIBLE_FIELDS) + ['held'],
+                         list(shown))
         self.assertEqual(NOW.replace(hour=9), shown['scheduled_at'])
         # The worker's fencing token and lease are its own business.
         for field in ('owner', 'claim_id', 'lease_expires_at'):

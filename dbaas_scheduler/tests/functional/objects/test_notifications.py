@@ -73,15 +73,19 @@ class _NotificationTests(db_fixtures.DatabaseMixin):
         policy = db_api.get_policy(self.context, policy.id)
         backup_policy_obj.delete_policy(self.context, self.conf, policy)
 
+        # Pausing leaves no slot to come (at risk); resuming makes the
+        # policy protected again (protection.py): their own events.
         self.assertEqual(
             ['backup_policy.create.end', 'backup_policy.update.end',
-             'backup_policy.pause.end', 'backup_policy.resume.end',
+             'backup_policy.pause.end', 'backup_policy.protection.at_risk',
+             'backup_policy.resume.end', 'backup_policy.protection.ok',
              'backup_policy.run.end', 'backup_policy.delete.end'],
             self.recorder.event_types())
         for message in self.recorder.messages():
             notification_fixtures.assert_matches_sample(self, message)
         create, update, pause, resume, run, delete = (
-            self.data(message) for message in self.recorder.messages())
+            self.data(message) for message in self.recorder.messages()
+            if '.protection.' not in message['event_type'])
         self.assertEqual(
             (policy.id, 'project-a', 'user-a', '30 2 * * *', {'a': 1}, 3,
              True),
@@ -117,17 +121,20 @@ class _NotificationTests(db_fixtures.DatabaseMixin):
         deleted = backup_policy_obj.delete_policies_for_instance(
             dbaas_context.get_admin_context(), self.conf, 'gone',
             project_id=None)
-        self.assertEqual(['backup_policy.pause.end'] * 2
-                         + ['backup_policy.delete.end'] * 2,
-                         self.recorder.event_types())
+        # Each pause also leaves the policy at risk (no slot to come).
+        self.assertEqual(
+            ['backup_policy.pause.end', 'backup_policy.protection.at_risk']
+            * 2 + ['backup_policy.delete.end'] * 2,
+            self.recorder.event_types())
+        messages = [m for m in self.recorder.messages()
+                    if '.protection.' not in m['event_type']]
         self.assertEqual(
             sorted(deleted) * 2,
-            sorted(self.data(m)['id'] for m in self.recorder.messages()[:2])
-            + sorted(self.data(m)['id']
-                     for m in self.recorder.messages()[2:]))
+            sorted(self.data(m)['id'] for m in messages[:2])
+            + sorted(self.data(m)['id'] for m in messages[2:]))
         self.assertEqual(
             'instance gone was deleted',
-            self.data(self.recorder.messages()[0])['paused_reason'])
+            self.data(messages[0])['paused_reason'])
 
     def test_refused_change_notifies_nothing(self):
         self.assertRaises(exception.InvalidSchedule,

@@ -386,6 +386,49 @@ class TestPreviewAndServices(CLITestCase):
         self.assertNotEqual(self.service.process.pid, pid)
 
 
+class TestMicroversions(CLITestCase):
+    """An old client (pinned to 1.0) and a new one (negotiating)."""
+
+    def debug(self, *args, env=None):
+        """stderr of ``openstack --debug``: keystoneauth's request log."""
+        result = self.openstack('--debug', *args, env=env)
+        self.assertEqual(0, result.returncode, result.stderr[-2000:])
+        return result.stderr
+
+    def test_old_and_new_clients(self):
+        served = json.loads(urllib.request.urlopen(self.url + '/').read())[
+            'versions'][0]
+        self.assertEqual('1.0', served['min_version'])
+        listing = ('database', 'backup', 'policy', 'list')
+
+        # An old client: pinned to 1.0, as a script written for it is.
+        for env, option in (({}, ('--os-backup-scheduler-api-version',
+                                  '1.0')),
+                            ({'OS_BACKUP_SCHEDULER_API_VERSION': '1.0'},
+                             ())):
+            log = self.debug(*(option + listing), env=env)
+            self.assertIn('OpenStack-API-Version: backup-scheduler 1.0', log)
+            self.assertNotIn('is not in supported versions', log)
+            # Pinned: no discovery of the version document first.
+            self.assertNotIn('GET %s/ ' % self.url, log)
+            self.assertNotIn('GET %s ' % self.url, log)
+
+        # A new client: the newest version both it and the server speak,
+        # read from the version document, and the server answers in it.
+        log = self.debug(*listing)
+        self.assertRegex(log, r'GET %s/? ' % self.url)
+        newest = 'backup-scheduler %s' % served['version']
+        self.assertIn('OpenStack-API-Version: %s' % newest, log)
+        self.assertRegex(log, r'(?i)openstack-api-version: %s' % newest)
+
+        # A version the client does not know fails before any request.
+        self.assertIn(
+            'This client speaks versions 1.0 to', self.fails(
+                '--os-backup-scheduler-api-version', '1.999', *listing))
+        self.assertIn("'1.x' is not a version", self.fails(
+            '--os-backup-scheduler-api-version', '1.x', *listing))
+
+
 class TestLocalInstances(CLITestCase):
     """The all-in-one default: the local backend, checked at create."""
 
@@ -487,10 +530,16 @@ class TestClientDistribution(base.TestCase):
         fields = json.loads(result.stdout)
         self.assertEqual(sorted(backup_policy_obj.VISIBLE_FIELDS),
                          sorted(fields['policy']))
+        # --backup-param and --exclusion add to a list, --verify-sql and
+        # --verify-expected make verify_check: not value options.
         self.assertEqual(sorted(backup_policy_obj.USER_FIELDS),
-                         sorted(fields['options'] + ['backup_params']))
-        self.assertEqual(list(execution_obj.VISIBLE_FIELDS),
-                         fields['execution'])
+                         sorted(fields['options']
+                                + ['backup_params', 'exclusions',
+                                   'verify_check']))
+        # as_dict adds held (whether held_at is set).
+        self.assertEqual(sorted(list(execution_obj.VISIBLE_FIELDS)
+                                + ['held']),
+                         sorted(fields['execution']))
         self.assertEqual(list(enums.ExecutionStatus.ALL),
                          fields['statuses'])
 
@@ -503,7 +552,10 @@ class TestNoService(base.TestCase):
         started = time.monotonic()
         result = openstack('database', 'backup', 'policy', 'list')
         self.assertEqual(1, result.returncode)
-        self.assertIn('Unable to establish connection to '
-                      'http://127.0.0.1:', result.stderr)
+        # keystoneauth says it, finding no version document (the client
+        # negotiates its API microversion first).
+        self.assertRegex(result.stderr,
+                         'Unable to (establish connection to|find a version '
+                         'discovery document at) http://127.0.0.1:')
         self.assertNotIn('Traceback', result.stderr)
         self.assertLess(time.monotonic() - started, COMMAND_TIMEOUT)

@@ -117,6 +117,7 @@ class _TenantScopeTests(test_worker.WorkerMixin):
     def test_retention_keeps_to_its_own_project(self):
         # The fake backend lists every backup of an id, whoever made it:
         # A's retention sees B's backups, and must leave them.
+        self.conf.set_override('retention_grace', 0, group='worker')
         shared = 'shared-%s' % uuidutils.generate_uuid()[:8]
         theirs = self.add_policy(B, 'fake', shared, keep_last=1)
         b_backups = [self.succeed(theirs).backup_id for _ in range(2)]

@@ -308,6 +308,24 @@ class _WorkerTests(WorkerMixin):
         self.assertIn('timed out', failed.fault)
         self.assertIn('the last check failed', failed.fault)
 
+    def test_a_create_that_outlives_the_timeout_is_made_once(self):
+        # Every create lands at Trove 2 s after it was sent, the client
+        # gives up after 1 s: the worker waits for the tagged backup
+        # instead of creating another.
+        self.flags(group='service_credentials', timeout=1)
+        self.flags(group='worker', max_attempts=5)
+        policy = self.add_policy()
+        execution = self.add_execution(policy)
+        self.trove.inject_delay(2, operation=fake_trove.BACKUP_CREATE)
+        self.runner.run(self.context, [execution.id])
+        running = self.execution(execution.id)
+        self.assertEqual('RUNNING', running.status)
+        # Sent, not only landed: a second create would land after this.
+        self.assertEqual(1, len(self.creates()))
+        self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        [record] = self.trove.history()
+        self.assertEqual(record.id, running.backup_id)
+
     def test_unexpected_error_at_start_fails_the_execution(self):
         execution = self.add_execution(self.add_policy())
         self.useFixture(fixtures.MockPatchObject(
@@ -427,6 +445,9 @@ class _WorkerTests(WorkerMixin):
                     - datetime.timedelta(seconds=1)))
 
     def test_retention_over_a_simulated_year(self):
+        # Deletes in the same pass (the grace is tested in
+        # db/test_retention_holds.py).
+        self.conf.set_override('retention_grace', 0, group='worker')
         berlin = zoneinfo.ZoneInfo('Europe/Berlin')
         policy = self.add_policy(keep_daily=7, keep_weekly=4,
                                  keep_monthly=12)

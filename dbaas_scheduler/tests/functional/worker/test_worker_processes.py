@@ -44,6 +44,7 @@ from dbaas_scheduler.tests import base
 from dbaas_scheduler.tests.functional.fixtures import db_fixtures
 from dbaas_scheduler.tests.functional.fixtures import messaging_fixtures
 from dbaas_scheduler.tests.functional.fixtures import process_fixtures
+from dbaas_scheduler.tests.functional.fixtures import tcp_proxy
 
 wait_until = process_fixtures.wait_until
 PROJECT = 'project-a'
@@ -218,6 +219,45 @@ class _WorkerProcessTests(WorkerProcessMixin):
                 queue=self.conf.worker.topic, passive=True)
         return count
 
+    def test_a_worker_without_its_database_leaves_casts_queued(self):
+        # The worker reaches its database through a proxy that is cut:
+        # it must stop taking casts (they wait on the broker, not fail
+        # here), say so once, and take them when the database is back.
+        proxy = self.useFixture(tcp_proxy.TCPProxy(
+            '127.0.0.1', self.engine.url.port or self.DEFAULT_PORT))
+        early, *executions = [self.add_execution(self.add_policy())
+                              for _ in range(4)]
+        through_proxy = self.engine.url.set(host='127.0.0.1',
+                                            port=proxy.port)
+        worker = self.start('worker', database={
+            'connection': through_proxy.render_as_string(
+                hide_password=False)})
+        self.wait_for_workers(1)
+        proxy.cut()
+        api = rpcapi.WorkerAPI(self.conf)
+        # Taken (or not) while the worker finds its database gone: its
+        # failed claim is cast again, not dropped.
+        api.backup_database_instance(self.context, early.id)
+        paused = 'this worker takes no casts until it answers again'
+        self.wait_for(lambda: paused in worker.log(), 30,
+                      lambda: 'the worker did not pause its intake')
+        for execution in executions:
+            api.backup_database_instance(self.context, execution.id)
+        self.wait_for(lambda: self.messages_ready() >= 3, 30,
+                      lambda: '%d casts queued, not 3' % self.messages_ready())
+        for execution in [early] + executions:
+            self.assertEqual('PENDING', self.execution(execution.id).status)
+        proxy.restore()
+        for execution in [early] + executions:
+            policy = db_api.get_policy(self.context, execution.policy_id)
+            self.wait_for_status(execution.id, 'SUCCEEDED')
+            self.assertEqual(1, self.trove.create_count(policy.instance_id))
+        log = worker.log()
+        self.assertEqual(1, log.count(paused), log)
+        self.assertIn('this worker takes casts again', log)
+        self.assertNotIn('Traceback', log)
+        self.assertEqual(0, self.messages_ready())
+
     def test_worker_killed_between_create_and_record(self):
         policy = self.add_policy()
         execution = self.add_execution(policy)
@@ -382,7 +422,9 @@ def _parent_pid(pid):
 
 class TestWorkerProcessesMySQL(_WorkerProcessTests, base.TestCase):
     DRIVER = 'mysql'
+    DEFAULT_PORT = 3306
 
 
 class TestWorkerProcessesPostgreSQL(_WorkerProcessTests, base.TestCase):
     DRIVER = 'postgresql'
+    DEFAULT_PORT = 5432

@@ -34,7 +34,9 @@ from dbaas_scheduler.api.schemas import responses
 API_REF = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..',
                        'api-ref', 'source')
 INCLUDES = ('versions.inc', 'backup-policies.inc', 'schedule-preview.inc',
-            'executions.inc', 'services.inc')
+            'executions.inc', 'restores.inc', 'coverage.inc',
+            'policy-templates.inc',
+            'services.inc')
 
 _METHOD = re.compile(r'\.\. rest_method:: (\S+) (\S+)$')
 _ITEM = re.compile(r'   - (.+)$')
@@ -196,6 +198,7 @@ class TestReferenceAgreesWithTheDocument(base.BaseTestCase):
             'versions-list': 'Versions', 'version-show': 'Version',
             'backup-policies-list': 'BackupPolicies',
             'backup-policy-next-runs': 'NextRuns',
+            'backup-policy-lifecycle': 'Lifecycle',
             'schedule-preview': 'SchedulePreview',
             'backup-policy-run': 'Execution',
             'execution-show': 'Execution', 'executions-list': 'Executions',

@@ -14,6 +14,8 @@
 from unittest import mock
 
 import fixtures
+from oslo_db import exception as db_exc
+import oslo_messaging as messaging
 
 from dbaas_scheduler.engine import notification_listener as listener
 from dbaas_scheduler.tests import base
@@ -68,3 +70,58 @@ class TestEndpoint(base.TestCase):
         self.assertEqual(4, len(logs.records))
         self.assertIn("publisher 'nova.host' ignored", logs.output[0])
         self.assertIn('without a tenant_id', logs.output[1])
+
+
+class TestCreatedInstances(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.enrol = self.useFixture(fixtures.MockPatch(
+            'dbaas_scheduler.objects.template.enrol_new_instance',
+            return_value=[])).mock
+        self.endpoint = listener.TroveNotificationEndpoint(self.conf)
+
+    def test_the_filter_takes_the_end_of_a_creation_only(self):
+        rule = listener.TroveNotificationEndpoint.filter_rule
+
+        def taken(event_type):
+            return rule.match({}, '0.0.0.0', event_type, {}, {})
+
+        self.assertTrue(taken('trove.instance.create.end'))
+        # What Trove 26 sends once the instance is ACTIVE (its task
+        # manager's TroveInstanceCreate); there is no create.end.
+        self.assertTrue(taken('trove.instance.create'))
+        self.assertFalse(taken('trove.instance.create.start'))
+        self.assertTrue(taken('trove.instance.delete'))
+
+    def test_the_payloads_project_enrols_the_instance(self):
+        self.endpoint.info({}, '0.0.0.0', 'trove.instance.create.end',
+                           {'instance_id': 'i', 'tenant_id': 'p'}, {})
+        self.enrol.assert_called_once_with(mock.ANY, self.conf, 'p', 'i',
+                                           'trove')
+
+    def test_troves_own_event_enrols_the_instance(self):
+        self.endpoint.info({}, '0.0.0.0', 'trove.instance.create',
+                           {'instance_id': 'i', 'tenant_id': 'p'}, {})
+        self.enrol.assert_called_once_with(mock.ANY, self.conf, 'p', 'i',
+                                           'trove')
+
+    def test_an_untrusted_publisher_enrols_nothing(self):
+        with self.assertLogs(listener.LOG.logger, 'WARNING'):
+            self.endpoint.info({}, 'nova.host', 'trove.instance.create.end',
+                               {'instance_id': 'i', 'tenant_id': 'p'}, {})
+        self.enrol.assert_not_called()
+
+    def created(self):
+        return self.endpoint.info({}, '0.0.0.0', 'trove.instance.create.end',
+                                  {'instance_id': 'i', 'tenant_id': 'p'}, {})
+
+    def test_a_database_outage_puts_it_back_in_its_queue(self):
+        self.useFixture(fixtures.MockPatch(
+            'dbaas_scheduler.engine.notification_listener.REQUEUE_DELAY', 0))
+        self.enrol.side_effect = db_exc.DBConnectionError('gone')
+        self.assertEqual(messaging.NotificationResult.REQUEUE, self.created())
+
+    def test_any_other_error_is_not_put_back(self):
+        self.enrol.side_effect = ValueError('bad')
+        self.assertRaises(ValueError, self.created)

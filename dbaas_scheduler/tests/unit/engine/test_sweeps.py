@@ -78,6 +78,10 @@ class TestRecastLimiter(base.TestCase):
         self.assertEqual(0, self.limiter.available())
 
 
+@mock.patch('dbaas_scheduler.engine.protection.sweep',
+            new=mock.Mock(return_value=[]))
+@mock.patch('dbaas_scheduler.db.scheduling.expire_unclaimed_executions',
+            new=mock.Mock(return_value=[]))
 @mock.patch('dbaas_scheduler.db.services.delete_expired_services',
             autospec=True, return_value=0)
 @mock.patch('dbaas_scheduler.dispatch.dispatch', autospec=True,
@@ -93,7 +97,7 @@ class TestSweepPacing(base.TestCase):
         self.backlog = ['e-%05d' % n for n in range(2000)]
         self.clock = FakeClock()
 
-    def claim(self, context, now, stale_before, limit):
+    def claim(self, context, now, stale_before, limit, limits=None):
         taken, self.backlog = self.backlog[:limit], self.backlog[limit:]
         return taken
 

@@ -16,10 +16,13 @@ import datetime
 from unittest import mock
 import uuid
 
+import hypothesis
 from oslotest import base
 
 from dbaas_scheduler.engine import tick
+from dbaas_scheduler import exception
 from dbaas_scheduler import schedule
+from dbaas_scheduler import windows
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0, 250000, tzinfo=UTC)
@@ -243,3 +246,235 @@ class TestExecutionIds(base.BaseTestCase):
         # Every hex digit appears in the random part.
         self.assertEqual(set('0123456789abcdef'),
                          set(''.join(text[:8] for text in ids)))
+
+
+WindowRow = collections.namedtuple('WindowRow', Row._fields + (
+    'start_window', 'completion_window', 'exclusions'))
+
+
+def _window_row(start_window=None, completion_window=None, exclusions=None,
+                **kwargs):
+    return WindowRow(**_row(**kwargs)._asdict(), start_window=start_window,
+                     completion_window=completion_window,
+                     exclusions=exclusions)
+
+
+class TestWindows(base.BaseTestCase):
+    """Exclusion windows and start windows in the tick's plan."""
+
+    def test_a_run_carries_its_deadlines(self):
+        row = _window_row()
+        [run] = _executions(tick.plan_batch([row], NOW, 3600))
+        slot = row.next_execution_time
+        # Hourly: half an hour to start, an hour to finish (the floor).
+        self.assertEqual(slot + datetime.timedelta(minutes=30),
+                         run['start_deadline'])
+        self.assertEqual(slot + datetime.timedelta(hours=1),
+                         run['completion_deadline'])
+
+    def test_an_excluded_slot_is_skipped_not_moved(self):
+        # Sunday 22 November 2026, 12:00 UTC is 13:00 in Berlin.
+        row = _window_row(exclusions=['Sun 12:30-Sun 13:30'],
+                          timezone='Europe/Berlin', remaining_runs=5)
+        plan = tick.plan_batch([row], NOW, 3600)
+        [skipped] = _executions(plan)
+        self.assertEqual(('SKIPPED', 'excluded: Sun 12:30-Sun 13:30'),
+                         (skipped['status'], skipped['status_reason']))
+        self.assertEqual(row.next_execution_time, skipped['scheduled_at'])
+        self.assertEqual(NOW, skipped['finished_at'])
+        self.assertEqual([], plan.runs)
+        self.assertEqual(1, plan.excluded)
+        [advance] = _advances(plan)
+        # Not a run: the count stays; the next slot is the usual one.
+        self.assertEqual(5, advance['remaining_runs'])
+        self.assertEqual(NOW.replace(hour=13, minute=0, microsecond=0),
+                         advance['next_execution_time'])
+        self.assertEqual(skipped['id'], advance['last_execution_id'])
+
+    def test_the_same_wall_time_in_utc_is_not_excluded(self):
+        row = _window_row(exclusions=['Sun 12:30-Sun 13:30'])
+        plan = tick.plan_batch([row], NOW, 3600)
+        self.assertEqual(1, len(plan.runs))
+
+    def test_late_beyond_the_start_window_is_expired(self):
+        # Ten minutes late, within the catch-up window (an hour) but not
+        # within a two-minute start window.
+        row = _window_row(start_window=120)
+        now = row.next_execution_time + datetime.timedelta(minutes=10)
+        plan = tick.plan_batch([row], now, 3600)
+        [expired] = _executions(plan)
+        self.assertEqual('EXPIRED', expired['status'])
+        self.assertIn('start window ended at', expired['status_reason'])
+        self.assertEqual(row.next_execution_time
+                         + datetime.timedelta(seconds=120),
+                         expired['start_deadline'])
+        self.assertEqual([], plan.runs)
+        self.assertEqual([expired['id']],
+                         [execution.id for execution in plan.expired])
+
+    def test_unreadable_exclusions_do_not_stop_backups(self):
+        row = _window_row(exclusions=['whenever'])
+        plan = tick.plan_batch([row], NOW, 3600)
+        self.assertEqual(1, len(plan.runs))
+
+
+def _plan_one_policy(row, now, default_catchup_window):
+    """What one policy's due slot becomes, computed for it alone.
+
+    The reference for :class:`TestSharedOutcomes`: every step per policy,
+    nothing shared with another, its schedule parsed afresh.
+    """
+    hashed = schedule.needs_hash_key(row.schedule_type, row.schedule)
+    try:
+        sched = schedule.parse_schedule(
+            row.schedule_type, row.resolved_schedule or row.schedule,
+            row.timezone, row.start_at, row.end_at,
+            row.id if hashed and not row.resolved_schedule else None)
+    except exception.InvalidSchedule as exc:
+        return [], ('disabled', 'schedule error: %s' % exc)
+    due = row.next_execution_time
+    latest, following, passed = tick.find_latest_slot(sched, due, now)
+    window = (row.catchup_window if row.catchup_window is not None
+              else default_catchup_window)
+    runs = now - latest <= datetime.timedelta(seconds=window)
+    records = []
+    remaining = row.remaining_runs
+    if passed or not runs:
+        records.append(('SKIPPED', due, 'missed', None))
+    try:
+        exclusions = windows.parse_exclusions(row.exclusions)
+    except windows.InvalidExclusion:
+        exclusions = ()
+    excluded = (windows.excluded_by(exclusions, latest, sched.zone)
+                if runs else None)
+    if excluded is not None:
+        records.append(('SKIPPED', latest, 'excluded: %s' % excluded.text,
+                        None))
+    elif runs:
+        interval = (None if following is None
+                    else (following - latest).total_seconds())
+        deadlines = windows.slot_deadlines(
+            row.start_window, row.completion_window, None, latest,
+            interval=interval)
+        if now > deadlines[0]:
+            records.append(('EXPIRED', latest, 'start window ended at %s, '
+                            'before the slot could be started'
+                            % deadlines[0].isoformat(), deadlines))
+        else:
+            records.append(('DISPATCHED', latest, (
+                'coalesced %d missed runs since %s'
+                % (passed, due.isoformat()) if passed else None),
+                deadlines))
+            if remaining is not None:
+                remaining = max(remaining - 1, 0)
+    enabled = following is not None and remaining != 0
+    return records, (following if enabled else None, remaining, enabled)
+
+
+# Instants around daylight saving changes: Europe's spring forward
+# (29 March 2026, 01:00 UTC) and fall back (25 October, 01:00 UTC), New
+# York's fall back (1 November, 06:00 UTC), Lord Howe's half hour.
+_DST_NOWS = [datetime.datetime(2026, 3, 29, 0, 59, tzinfo=UTC),
+             datetime.datetime(2026, 3, 29, 1, 30, 0, 1, tzinfo=UTC),
+             datetime.datetime(2026, 10, 25, 0, 45, tzinfo=UTC),
+             datetime.datetime(2026, 10, 25, 1, 5, tzinfo=UTC),
+             datetime.datetime(2026, 11, 1, 6, 30, tzinfo=UTC),
+             datetime.datetime(2026, 4, 5, 15, 10, tzinfo=UTC),
+             NOW]
+_SCHEDULES = [('cron', '30 2 * * *'), ('cron', '0 * * * *'),
+              ('cron', 'H H * * *'), ('cron', 'H/15 * * * *'),
+              ('cron', '*/20 1-3 * * *'), ('cron', '0 3 * * H'),
+              ('interval', '90m'), ('cron', '61 * * * *')]
+_TIMEZONES = ['UTC', 'Europe/Berlin', 'America/New_York',
+              'Australia/Lord_Howe']
+
+
+@hypothesis.strategies.composite
+def _batches(draw):
+    st = hypothesis.strategies
+
+    def few(values):
+        # Each batch draws from one or two of the values, so that its
+        # policies share most of their settings and differ in a few.
+        return st.sampled_from(draw(st.lists(
+            st.sampled_from(values), min_size=1, max_size=2, unique=True)))
+
+    now = draw(st.sampled_from(_DST_NOWS))
+    policy_ids = [str(uuid.UUID(int=draw(st.integers(0, 2 ** 122)),
+                                version=4)) for _ in range(2)]
+    schedules, timezones = few(_SCHEDULES), few(_TIMEZONES)
+    dues = few([0, 1, 1800, 3600, 3 * 3600 + 17, 86400, 9 * 86400])
+    end_ats = few([None, now + datetime.timedelta(hours=2)])
+    remaining, catchup = few([None, 1, 3]), few([None, 0, 600, 7200])
+    start_windows, completion_windows = few([None, 60, 3600]), few(
+        [None, 7200])
+    exclusions = few([None, ('Sun 00:00-Sun 06:00',), ('02:00-03:00',),
+                      ('2026-03-29',), ('whenever',)])
+    rows = []
+    for _ in range(draw(st.integers(1, 25))):
+        schedule_type, text = draw(schedules)
+        policy_id = draw(st.sampled_from(policy_ids))
+        resolved = None
+        if draw(st.booleans()) and schedule.needs_hash_key(schedule_type,
+                                                           text):
+            resolved = schedule.resolve_hashed_fields(schedule_type, text,
+                                                      policy_id)
+        rows.append(WindowRow(
+            id=policy_id, project_id='project', instance_id='instance',
+            schedule_type=schedule_type, schedule=text,
+            resolved_schedule=resolved, timezone=draw(timezones),
+            # An interval counts from start_at.
+            start_at=(now - datetime.timedelta(days=20, seconds=7)
+                      if schedule_type == 'interval' else None),
+            end_at=draw(end_ats), remaining_runs=draw(remaining),
+            catchup_window=draw(catchup),
+            next_execution_time=now - datetime.timedelta(
+                seconds=draw(dues)),
+            start_window=draw(start_windows),
+            completion_window=draw(completion_windows),
+            exclusions=draw(exclusions)))
+    return now, rows
+
+
+class TestSharedOutcomes(base.BaseTestCase):
+    """A batch's shared computation is what each policy would get alone."""
+
+    @hypothesis.settings(max_examples=150, deadline=None,
+                         suppress_health_check=[
+                             hypothesis.HealthCheck.too_slow])
+    @hypothesis.given(_batches(), hypothesis.strategies.sampled_from(
+        [600, 3600, 2 * 86400]))
+    def test_the_same_as_one_policy_at_a_time(self, batch, default_window):
+        now, rows = batch
+        with mock.patch.object(tick, 'LOG', autospec=True):
+            plan = tick.plan_batch(rows, now, default_window)
+        executions = iter(plan.executions)
+        self.assertEqual(len(rows), len(plan.advances))
+        for row, advance in zip(rows, plan.advances):
+            records, expected = _plan_one_policy(row, now, default_window)
+            got = [next(executions) for _ in records]
+            self.assertEqual(
+                records,
+                [(execution.status, execution.scheduled_at,
+                  execution.status_reason,
+                  None if execution.status == 'SKIPPED' else
+                  (execution.start_deadline, execution.completion_deadline))
+                 for execution in got])
+            for execution in got:
+                self.assertEqual((row.id, now), (execution.policy_id,
+                                                 execution.created_at))
+            if expected[0] == 'disabled':
+                self.assertEqual((None, False, expected[1]),
+                                 (advance.next_execution_time,
+                                  advance.enabled, advance.paused_reason))
+                continue
+            self.assertEqual(expected, (advance.next_execution_time,
+                                        advance.remaining_runs,
+                                        advance.enabled))
+            self.assertEqual(got[-1].id if got else None,
+                             advance.last_execution_id)
+            self.assertEqual(row.next_execution_time, advance.due)
+        self.assertIsNone(next(executions, None))
+        self.assertEqual(
+            [execution.id for execution in plan.executions
+             if execution.status == 'DISPATCHED'], plan.runs)

@@ -36,6 +36,7 @@ class TestFindOrCreateBackup(base.TestCase):
         self.backend = mock.Mock()
         self.backend.find_backup.return_value = None
         self.backend.create_backup.return_value = mock.sentinel.created
+        self.backend.call_timeout.return_value = None
         self.before_create = mock.Mock()
 
     def create(self, attempts=1):
@@ -76,6 +77,34 @@ class TestFindOrCreateBackup(base.TestCase):
                          self.before_create.call_args_list)
         self.assertEqual(2, self.backend.find_backup.call_count)
 
+    def test_a_timed_out_create_is_looked_for_a_while(self):
+        # The create is still in flight: it lands at the third look.
+        self.flags(group='worker', timed_out_create_wait=5)
+        self.backend.create_backup.side_effect = [_lost_answer()]
+        self.backend.find_backup.side_effect = [None, None, FOUND]
+        self.assertIs(FOUND, self.create())
+        self.assertEqual(1, self.backend.create_backup.call_count)
+        self.assertEqual(3, self.backend.find_backup.call_count)
+
+    def test_the_look_after_a_timeout_is_bounded(self):
+        # Twice the backend's timeout, then it creates again.
+        self.backend.call_timeout.return_value = 0.1
+        self.backend.create_backup.side_effect = [
+            _lost_answer(), mock.sentinel.created]
+        self.assertIs(mock.sentinel.created, self.create())
+        self.assertEqual(2, self.backend.create_backup.call_count)
+        self.assertGreater(self.backend.find_backup.call_count, 1)
+        self.backend.call_timeout.assert_called_with(self.conf)
+
+    def test_other_transient_errors_look_once(self):
+        self.backend.call_timeout.return_value = 60
+        self.backend.create_backup.side_effect = [
+            backends.TransientBackendError(backend='fake', kind='unavailable',
+                                           reason='reset'),
+            mock.sentinel.created]
+        self.assertIs(mock.sentinel.created, self.create())
+        self.assertEqual(1, self.backend.find_backup.call_count)
+
     def test_the_fencing_check_stops_the_create(self):
         self.before_create.side_effect = RuntimeError('claim lost')
         self.assertRaises(RuntimeError, self.create)
@@ -87,6 +116,20 @@ class TestFindOrCreateBackup(base.TestCase):
         self.assertNotIsInstance(error, backends.TransientBackendError)
         self.assertIn('gave up after 3 attempts', str(error))
         self.assertEqual(3, self.backend.create_backup.call_count)
+
+    def test_a_rate_limited_project_is_retried_without_backoff(self):
+        self.backend.create_backup.side_effect = backends.ProjectRateLimited(
+            backend='fake', reason='slow down')
+        self.assertRaises(backend_calls.RetriesExhausted, self.create)
+        self.assertEqual(3, self.backend.create_backup.call_count)
+
+    def test_a_rate_limited_project_is_passed_on_with_backoff(self):
+        # [worker] project_backoff: the worker backs the project off.
+        self.flags(group='worker', project_backoff=60)
+        self.backend.create_backup.side_effect = backends.ProjectRateLimited(
+            backend='fake', reason='slow down')
+        self.assertRaises(backends.ProjectRateLimited, self.create)
+        self.assertEqual(1, self.backend.create_backup.call_count)
 
     def test_a_permanent_error_is_not_retried(self):
         self.backend.create_backup.side_effect = (

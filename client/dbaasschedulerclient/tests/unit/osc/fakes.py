@@ -28,7 +28,8 @@ POLICY = {
     'remaining_runs': None, 'enabled': True, 'paused_reason': None,
     'overlap_policy': 'skip', 'catchup_window': None, 'keep_last': 7,
     'keep_daily': None, 'keep_weekly': None, 'keep_monthly': None,
-    'max_age_days': None, 'next_execution_time': '2027-01-31T01:30:00Z',
+    'max_age_days': None, 'start_window': None, 'completion_window': None,
+    'exclusions': None, 'next_execution_time': '2027-01-31T01:30:00Z',
     'last_execution_id': None, 'created_at': '2027-01-30T12:00:00Z',
     'updated_at': None,
     'links': [{'rel': 'self', 'href': 'http://api/v1/backup-policies/p-1'}],
@@ -45,6 +46,11 @@ EXECUTION = {
     'dispatched_at': '2027-01-31T01:30:01Z',
     'started_at': '2027-01-31T01:30:02Z',
     'finished_at': '2027-01-31T01:35:00Z', 'fault': None,
+    'held': False, 'held_at': None, 'held_by': None, 'backup_state': None,
+    'backup_delete_after': None,
+    'start_deadline': '2027-01-31T09:30:00Z',
+    'completion_deadline': '2027-02-01T01:30:00Z',
+    'completion_window_exceeded': False,
     'links': [{'rel': 'self', 'href': 'http://api/v1/executions/e-1'}],
 }
 

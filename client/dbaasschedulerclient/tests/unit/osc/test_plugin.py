@@ -71,9 +71,30 @@ class TestMakeClient(base.TestCase):
                                   plugin.make_client, instance)
         self.assertIn('--os-endpoint http://127.0.0.1:8798', str(error))
 
-    def test_unknown_api_version(self):
-        self.assertRaises(exceptions.UnsupportedVersion, plugin.make_client,
-                          make_instance(endpoint='http://api', version='2'))
+    def test_a_version_the_client_does_not_speak(self):
+        error = self.assertRaises(
+            exceptions.CommandError, plugin.make_client,
+            make_instance(endpoint='http://api', version='2'))
+        self.assertIn('This client speaks versions 1.0 to', str(error))
+        error = self.assertRaises(
+            exceptions.CommandError, plugin.make_client,
+            make_instance(endpoint='http://api', version='1.x'))
+        self.assertIn("'1.x' is not a version", str(error))
+
+    def test_a_pinned_version(self):
+        made = plugin.make_client(make_instance(endpoint='http://api',
+                                                version='1.0'))
+        self.assertEqual('1.0', made.adapter.default_microversion)
+
+    def test_the_openstack_client_takes_any_microversion(self):
+        # Else it warns that 1.0 is not among API_VERSIONS.
+        self.assertTrue(plugin.check_api_version('1.0'))
+
+    def test_the_default_negotiates(self):
+        for version in ('1', 'latest', 'LATEST', None):
+            made = plugin.make_client(make_instance(endpoint='http://api',
+                                                    version=version))
+            self.assertIsNone(made.adapter.default_microversion)
 
 
 class TestOptions(base.TestCase):

@@ -52,7 +52,10 @@ class ClientTestCase(base.TestCase):
         self.http = mock.Mock(spec=requests.Session)
         self.http.request.return_value = make_response(200, {})
         session = ks_session.Session(session=self.http)
-        self.client = client.Client(session, endpoint=self.endpoint)
+        # Pinned: these tests count the requests; TestMicroversions
+        # negotiates.
+        self.client = client.Client(session, endpoint=self.endpoint,
+                                    api_version='1.0')
 
     def answer(self, *responses):
         self.http.request.side_effect = list(responses)
@@ -108,6 +111,20 @@ class TestRequests(ClientTestCase):
         self.assertEqual(('DELETE', ROOT + '/v1/backup-policies/p-1', None,
                           None), self.sent())
 
+    def test_delete_with_its_backups(self):
+        self.answer(make_response(204))
+        self.client.delete_policy('p-1', delete_backups=True)
+        self.assertEqual(('DELETE', ROOT + '/v1/backup-policies/p-1',
+                          {'delete_backups': 'true'}, None), self.sent())
+
+    def test_hold_and_release(self):
+        self.answer(make_response(200, {'execution': {'held': True}}),
+                    make_response(200, {'execution': {'held': False}}))
+        self.assertTrue(self.client.hold_backup('e-1')['held'])
+        self.assertEqual(('POST', ROOT + '/v1/executions/e-1/hold', None,
+                          None), self.sent())
+        self.assertFalse(self.client.release_backup('e-1')['held'])
+
     def test_pause_sends_the_reason_only_when_given(self):
         self.answer(make_response(200, {'backup_policy': {}}),
                     make_response(200, {'backup_policy': {}}))
@@ -160,6 +177,34 @@ class TestRequests(ClientTestCase):
         self.answer(make_response(200, {'execution': {'id': 'e-1'}}))
         self.assertEqual({'id': 'e-1'}, self.client.get_execution('e-1'))
         self.assertEqual(ROOT + '/v1/executions/e-1', self.sent()[1])
+
+    def test_restore_an_execution(self):
+        self.answer(make_response(202, {'restore': {'id': 'r-1'}}))
+        self.assertEqual({'id': 'r-1'}, self.client.restore_execution(
+            'e-1', {'target': 'copy'}))
+        self.assertEqual(('POST', ROOT + '/v1/executions/e-1/restore', None,
+                          {'target': 'copy'}), self.sent())
+
+    def test_restores(self):
+        self.answer(make_response(200, {'restore': {'id': 'r/1'}}))
+        self.client.get_restore('r/1')
+        self.assertEqual(ROOT + '/v1/restores/r%2F1', self.sent()[1])
+        self.answer(make_response(200, {'restores': [], 'links': []}))
+        self.client.list_restores(execution_id='e-1', status='FAILED')
+        self.assertEqual(('GET', ROOT + '/v1/restores',
+                          {'execution_id': 'e-1', 'status': 'FAILED'},
+                          None), self.sent())
+
+    def test_apply_a_template(self):
+        self.answer(make_response(200, {'dry_run': True, 'enrolments': []}))
+        self.client.apply_template('t/1', dry_run=True)
+        self.assertEqual(('POST', ROOT + '/v1/policy-templates/t%2F1/apply',
+                          None, {'dry_run': True, 'all_instances': True}),
+                         self.sent())
+        self.answer(make_response(200, {'dry_run': False, 'enrolments': []}))
+        self.client.apply_template('t-1', instance_ids=['i-1'])
+        self.assertEqual({'dry_run': False, 'instance_ids': ['i-1']},
+                         self.sent()[3])
 
 
 class TestFindPolicy(ClientTestCase):
@@ -302,3 +347,97 @@ class TestErrors(ClientTestCase):
         self.answer(response)
         self.assertIn('body that is not JSON; is %s/v1/backup-policies/p-1 '
                       'its URL?' % ROOT, str(self.call()))
+
+
+def version_document(min_version='1.0', version='1.0'):
+    return make_response(200, {'versions': [{
+        'id': 'v1.0', 'status': 'CURRENT', 'min_version': min_version,
+        'version': version, 'updated': '2026-11-22T00:00:00Z',
+        'links': [{'rel': 'self', 'href': ROOT + '/v1/'}]}]})
+
+
+class TestMicroversions(base.TestCase):
+    """The header every request sends, pinned or negotiated."""
+
+    def setUp(self):
+        super().setUp()
+        self.http = mock.Mock(spec=requests.Session)
+        self.session = ks_session.Session(session=self.http)
+
+    def header(self, index=-1):
+        return self.http.request.call_args_list[index][1]['headers'].get(
+            'OpenStack-API-Version')
+
+    def test_pinned_sends_the_header_without_discovery(self):
+        self.http.request.side_effect = [make_response(200, {
+            'services': []})]
+        api = client.Client(self.session, endpoint=ROOT, api_version='1.0')
+        api.list_services()
+        self.assertEqual(1, self.http.request.call_count)
+        self.assertEqual('backup-scheduler 1.0', self.header())
+
+    def test_negotiated_once_from_the_version_document(self):
+        self.http.request.side_effect = [
+            version_document('1.0', '1.0'),
+            make_response(200, {'services': []}),
+            make_response(200, {'services': []})]
+        api = client.Client(self.session, endpoint=ROOT + '/v1')
+        api.list_services()
+        api.list_services()
+        urls = [call[0][1] for call in self.http.request.call_args_list]
+        self.assertEqual(ROOT, urls[0].rstrip('/'))
+        self.assertEqual([ROOT + '/v1/services'] * 2, urls[1:])
+        self.assertEqual('backup-scheduler 1.0', self.header(1))
+        self.assertEqual('backup-scheduler 1.0', self.header(2))
+        self.assertEqual('1.0', api.api_version)
+
+    @mock.patch.object(client, 'MAX_API_VERSION', '1.3')
+    def test_the_newest_both_speak(self):
+        self.http.request.side_effect = [version_document('1.0', '1.7'),
+                                         make_response(200, {'x': 1})]
+        api = client.Client(self.session, endpoint=ROOT)
+        self.assertEqual('1.3', api.api_version)
+
+    @mock.patch.object(client, 'MAX_API_VERSION', '1.3')
+    def test_an_older_server(self):
+        self.http.request.side_effect = [version_document('1.0', '1.1')]
+        self.assertEqual('1.1', client.Client(
+            self.session, endpoint=ROOT).api_version)
+
+    def test_a_server_before_microversions_serves_1_0(self):
+        self.http.request.side_effect = [version_document('', '')]
+        self.assertEqual('1.0', client.Client(
+            self.session, endpoint=ROOT).api_version)
+
+    def test_nothing_in_common(self):
+        self.http.request.side_effect = [version_document('2.0', '2.9')]
+        api = client.Client(self.session, endpoint=ROOT)
+        error = self.assertRaises(client.UnsupportedVersion,
+                                  api.list_services)
+        self.assertEqual(
+            'This client speaks versions 1.0 to %s of the backup scheduler '
+            'API, the server 2.0 to 2.9: no version is common to both. '
+            'Upgrade python-dbaas-schedulerclient.' % client.MAX_API_VERSION,
+            str(error))
+
+
+class TestCheckAPIVersion(base.TestCase):
+
+    def test_a_version_the_client_speaks(self):
+        self.assertEqual('1.0', client.check_api_version('1.0'))
+
+    def test_too_new_for_the_client(self):
+        error = self.assertRaises(client.UnsupportedVersion,
+                                  client.check_api_version, '1.999')
+        self.assertIn('This client speaks versions 1.0 to %s of the backup '
+                      'scheduler API, not 1.999' % client.MAX_API_VERSION,
+                      str(error))
+        self.assertRaises(client.UnsupportedVersion,
+                          client.check_api_version, '2.0')
+
+    def test_not_a_version(self):
+        for text in ('one', '1.x', 'latest', '1.latest', ''):
+            error = self.assertRaises(client.UnsupportedVersion,
+                                      client.check_api_version, text)
+            self.assertIn('is not a version: give one of the form 1.N',
+                          str(error))

@@ -118,6 +118,22 @@ class TestBackendPlumbing(base.TestCase):
             404, {'itemNotFound': {'code': 404, 'message': 'gone'}})
         self.assertIsNone(self.backend.delete_backup(fakes.make_policy(), 'b'))
 
+    def test_list_instances_page_by_page(self):
+        first = {'instances': [{'id': 'i-1', 'name': 'orders'},
+                               {'id': 'i-2', 'name': 'wiki'}],
+                 'links': [{'rel': 'next',
+                            'href': 'https://t/instances?marker=i-2'}]}
+        last = {'instances': [{'id': 'i-3', 'name': 'crm'}], 'links': []}
+        self.adapter.request.side_effect = [
+            fakes.make_response(200, first), fakes.make_response(200, last)]
+        actor = mock.Mock(project_id='project-1', trust_id=None,
+                          user_auth=None, instance_id=None)
+        self.assertEqual({'i-1': 'orders', 'i-2': 'wiki', 'i-3': 'crm'},
+                         self.backend.list_instances(actor))
+        second = self.adapter.request.call_args_list[1]
+        self.assertEqual(('instances', 'GET'), second.args)
+        self.assertEqual('i-2', second.kwargs['params']['marker'])
+
     def test_pagination_stops_on_a_repeated_marker(self):
         page = {'backups': [fakes.TROVE_BACKUP],
                 'links': [{'rel': 'next', 'href': 'https://t/b?marker=20'}]}

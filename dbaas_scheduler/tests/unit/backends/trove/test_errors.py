@@ -81,6 +81,14 @@ class TestTroveErrors(base.TestCase):
             self.assertIn('Trove says no', str(exc))
         self.assertIn('quota', str(self.error(413)))
 
+    def test_a_413_is_the_project_over_its_quota(self):
+        # A signal to slow down for the project, with [worker]
+        # project_backoff; permanent (FAILED) without it, as before.
+        self.assertIsInstance(self.error(413), backends.ProjectQuotaExceeded)
+        for status in (400, 401, 405, 501):
+            self.assertNotIsInstance(self.error(status),
+                                     backends.PROJECT_OVER_LIMIT)
+
     def test_not_found(self):
         gone = errors.not_found_error(
             fakes.make_response(404, {'itemNotFound': {

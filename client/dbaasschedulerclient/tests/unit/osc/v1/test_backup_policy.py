@@ -54,6 +54,8 @@ class TestCreate(fakes.CommandTestCase):
             '--overlap-policy', 'queue', '--catchup-window', '600',
             '--keep-last', '3', '--keep-daily', '7', '--keep-weekly', '4',
             '--keep-monthly', '12', '--max-age-days', '90',
+            '--start-window', '900', '--completion-window', '7200',
+            '--exclusion', 'Fri 18:00-Mon 06:00', '--exclusion', '2027-12-24',
             '--backup-param', 'incremental=true',
             '--backup-param', 'fake_build_seconds=2',
             '--backup-param', 'swift_container=FALSE', '--disabled')
@@ -66,6 +68,8 @@ class TestCreate(fakes.CommandTestCase):
             'overlap_policy': 'queue', 'catchup_window': 600,
             'keep_last': 3, 'keep_daily': 7, 'keep_weekly': 4,
             'keep_monthly': 12, 'max_age_days': 90,
+            'start_window': 900, 'completion_window': 7200,
+            'exclusions': ['Fri 18:00-Mon 06:00', '2027-12-24'],
             'backup_params': {'incremental': True,
                               'fake_build_seconds': '2',
                               'swift_container': False},
@@ -267,6 +271,12 @@ class TestDelete(fakes.CommandTestCase):
         self.assertEqual([mock.call('p-1'), mock.call('p-2')],
                          self.api.delete_policy.call_args_list)
 
+    def test_delete_backups(self):
+        self.run_command(backup_policy.DeleteBackupPolicy, 'p-1',
+                         '--delete-backups')
+        self.api.delete_policy.assert_called_once_with(
+            'p-1', delete_backups=True)
+
     def test_one_failure_does_not_stop_the_others(self):
         self.api.delete_policy.side_effect = [
             client.APIError(409, 'Busy.'), None]
@@ -389,3 +399,122 @@ class TestBackupParam(fakes.CommandTestCase):
     def test_the_rest_is_text(self):
         for value in ('1', '0', 'yes', 'no', '', 'nightly'):
             self.assertEqual(value, backup_policy.backup_param(value))
+
+
+class TestLifecycle(fakes.CommandTestCase):
+
+    def test_retention_forecast(self):
+        self.api.lifecycle.return_value = {'retention': [
+            {'at': '2027-02-01T02:30:00Z', 'backup_id': 'next-run-1',
+             'expires': [{'backup_id': 'b-1',
+                          'delete_after': '2027-02-02T02:30:00Z'}],
+             'deletes': [], 'remaining': 3},
+            {'at': '2027-02-02T02:30:00Z', 'backup_id': 'next-run-2',
+             'expires': [],
+             'deletes': [{'backup_id': 'b-1', 'with': None},
+                         {'backup_id': 'b-2', 'with': 'b-1'}],
+             'remaining': 2}]}
+        columns, rows = self.run_command(
+            backup_policy.LifecycleBackupPolicy, 'nightly', '--count', '2',
+            '--retention')
+        self.api.lifecycle.assert_called_once_with('p-1', count=2)
+        self.assertEqual(('Run at', 'New backup', 'Expires', 'Deletes',
+                          'Remaining'), columns)
+        self.assertEqual(
+            [('2027-02-01T02:30:00Z', 'next-run-1',
+              'b-1 (after 2027-02-02T02:30:00Z)', '', 3),
+             ('2027-02-02T02:30:00Z', 'next-run-2', '',
+              'b-1\nb-2 (with b-1)', 2)], rows)
+
+    def test_min_keep_option(self):
+        self.assertIn('min_keep', backup_policy.FIELDS)
+        self.assertIn('min_keep', backup_policy.NULLABLE)
+
+
+class TestWindows(fakes.CommandTestCase):
+
+    def test_set_adds_exclusions_or_replaces_them(self):
+        self.api.find_policy.side_effect = lambda name: dict(
+            fakes.POLICY, id='p-1', exclusions=['Sun'])
+        self.run_command(backup_policy.SetBackupPolicy, 'p-1',
+                         '--exclusion', 'Sat')
+        self.api.update_policy.assert_called_with(
+            'p-1', {'exclusions': ['Sun', 'Sat']})
+        self.run_command(backup_policy.SetBackupPolicy, 'p-1',
+                         '--no-exclusions', '--exclusion', 'Sat')
+        self.api.update_policy.assert_called_with(
+            'p-1', {'exclusions': ['Sat']})
+        self.run_command(backup_policy.SetBackupPolicy, 'p-1',
+                         '--no-exclusions', '--no-start-window',
+                         '--completion-window', '3600')
+        self.api.update_policy.assert_called_with(
+            'p-1', {'exclusions': [], 'start_window': None,
+                    'completion_window': 3600})
+
+    def test_lifecycle_shows_the_slots(self):
+        self.api.lifecycle.return_value = {'slots': [
+            {'scheduled_at': '2027-03-28T00:30:00Z',
+             'start_window_ends_at': None,
+             'completion_window_ends_at': None, 'excluded': 'Sun'},
+            {'scheduled_at': '2027-03-29T00:30:00Z',
+             'start_window_ends_at': '2027-03-29T08:30:00Z',
+             'completion_window_ends_at': '2027-03-30T00:30:00Z',
+             'excluded': None}]}
+        columns, rows = self.run_command(
+            backup_policy.LifecycleBackupPolicy, 'p-1', '--count', '2')
+        self.api.lifecycle.assert_called_once_with('p-1', count=2)
+        self.assertEqual(('Slot', 'Local Time', 'Start By', 'Finish By',
+                          'Excluded'), columns)
+        self.assertEqual(
+            [('2027-03-28T00:30:00Z', '2027-03-28T01:30:00+01:00', None,
+              None, 'Sun'),
+             ('2027-03-29T00:30:00Z', '2027-03-29T02:30:00+02:00',
+              '2027-03-29T08:30:00Z', '2027-03-30T00:30:00Z', '')],
+            list(rows))
+
+
+class TestVerification(fakes.CommandTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.api.create_policy.return_value = fakes.POLICY
+
+    def test_create_with_a_check(self):
+        self.run_command(backup_policy.CreateBackupPolicy,
+                         '--instance', 'i-1', '--schedule', '@daily',
+                         '--verify-every', '7', '--verify-sql',
+                         'SELECT COUNT(*) FROM t', '--verify-expected', '3')
+        self.api.create_policy.assert_called_once_with(
+            {'instance_id': 'i-1', 'schedule': '@daily', 'verify_every': 7,
+             'verify_check': {'sql': 'SELECT COUNT(*) FROM t',
+                              'expected': '3'}})
+
+    def test_set_turns_it_off(self):
+        self.api.find_policy.side_effect = lambda name: dict(
+            fakes.POLICY, id='p-1')
+        self.run_command(backup_policy.SetBackupPolicy, 'p-1',
+                         '--no-verify-every', '--no-verify-sql')
+        self.api.update_policy.assert_called_with(
+            'p-1', {'verify_every': None, 'verify_check': None})
+
+    def test_shown(self):
+        self.assertIn('verify_every', backup_policy.FIELDS)
+        self.assertIn('verify_check', backup_policy.FIELDS)
+        self.assertIn('verify_schedule', backup_policy.FIELDS)
+        self.assertIn('verify_next_at', backup_policy.FIELDS)
+
+    def test_create_on_a_schedule(self):
+        self.run_command(backup_policy.CreateBackupPolicy,
+                         '--instance', 'i-1', '--schedule', '@daily',
+                         '--verify-schedule', '0 4 * * 0')
+        self.api.create_policy.assert_called_once_with(
+            {'instance_id': 'i-1', 'schedule': '@daily',
+             'verify_schedule': '0 4 * * 0'})
+
+    def test_set_switches_from_a_schedule_to_every_nth(self):
+        self.api.find_policy.side_effect = lambda name: dict(
+            fakes.POLICY, id='p-1')
+        self.run_command(backup_policy.SetBackupPolicy, 'p-1',
+                         '--no-verify-schedule', '--verify-every', '3')
+        self.api.update_policy.assert_called_with(
+            'p-1', {'verify_schedule': None, 'verify_every': 3})

@@ -35,11 +35,13 @@ class TestList(fakes.CommandTestCase):
         columns, rows = self.run_command(execution.ListExecution)
         self.api.list_executions.assert_called_once_with(
             policy_id=None, instance_id=None, status=None, since=None,
-            all_projects=None, limit=None, marker=None)
+            all_projects=None, limit=None, marker=None, held=None)
         self.assertEqual(('ID', 'Policy ID', 'Instance ID', 'Scheduled At',
-                          'Trigger', 'Status', 'Backup ID'), columns)
+                          'Trigger', 'Status', 'Backup ID', 'Held',
+                          'Backup State'), columns)
         self.assertEqual([('e-1', 'p-1', 'i-1', '2027-01-31T01:30:00Z',
-                           'schedule', 'SUCCEEDED', 'b-9')], rows)
+                           'schedule', 'SUCCEEDED', 'b-9', False, None)],
+                         rows)
 
     def test_filters(self):
         self.run_command(execution.ListExecution, '--policy', 'p-1',
@@ -49,7 +51,7 @@ class TestList(fakes.CommandTestCase):
         self.api.list_executions.assert_called_once_with(
             policy_id='p-1', instance_id='i-1', status='FAILED',
             since='2027-01-01T00:00:00Z', all_projects=True, limit=20,
-            marker='e-0')
+            marker='e-0', held=None)
 
     def test_policy_by_name(self):
         self.run_command(execution.ListExecution, '--policy', 'nightly')
@@ -105,3 +107,33 @@ class TestShow(fakes.CommandTestCase):
         self.assertEqual('2027-01-31T01:35:00Z', shown['Finished At'])
         self.assertEqual('', v1.BackupsColumn(None).human_readable())
         self.assertEqual([], v1.BackupsColumn(None).machine_readable())
+
+
+class TestHolds(fakes.CommandTestCase):
+
+    def test_held_filter(self):
+        self.api.list_executions.return_value = []
+        self.run_command(execution.ListExecution, '--held')
+        self.assertIs(
+            True, self.api.list_executions.call_args.kwargs['held'])
+        self.api.list_executions.reset_mock()
+        self.run_command(execution.ListExecution, '--not-held')
+        self.assertIs(
+            False, self.api.list_executions.call_args.kwargs['held'])
+
+    def test_hold(self):
+        self.api.hold_backup.return_value = dict(
+            fakes.EXECUTION, held=True, held_by='alice',
+            held_at='2027-02-01T00:00:00Z')
+        columns, values = self.run_command(execution.HoldExecution, 'e-1')
+        self.api.hold_backup.assert_called_once_with('e-1')
+        shown = dict(zip(columns, values))
+        self.assertIs(True, shown['Held'])
+        self.assertEqual('alice', shown['Held By'])
+
+    def test_release(self):
+        self.api.release_backup.return_value = fakes.EXECUTION
+        columns, values = self.run_command(execution.ReleaseExecution,
+                                           'e-1')
+        self.api.release_backup.assert_called_once_with('e-1')
+        self.assertIs(False, dict(zip(columns, values))['Held'])

@@ -1,0 +1,24 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+from django.utils.translation import gettext_lazy as _
+import horizon
+
+
+class BackupPolicies(horizon.Panel):
+    name = _('Backup Policies')
+    slug = 'backup_policies'
+    # Shown only where the catalog has the service, and to users the
+    # service's policy lets list policies.
+    permissions = ('openstack.services.backup-scheduler',)
+    policy_rules = (('backup-scheduler',
+                     'dbaas_scheduler:backup_policy:list'),)

@@ -1,0 +1,18 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+# Project > Database, the panel group trove-dashboard makes too: the same
+# file name and slug, so that with both plugins there is one group.
+from django.utils.translation import gettext_lazy as _
+
+PANEL_GROUP = 'database'
+PANEL_GROUP_NAME = _('Database')
+PANEL_GROUP_DASHBOARD = 'project'
