@@ -85,6 +85,7 @@ class _VerificationTests(db_fixtures.DatabaseMixin):
                           'expected': 2}))
         self.start = timeutils.utcnow(True) - datetime.timedelta(hours=10)
         self.executions = []
+        self._last_slot = None
         self.dispatcher = verification.RestoreDispatcher(
             self.conf, uuidutils.generate_uuid())
 
@@ -118,6 +119,12 @@ class _VerificationTests(db_fixtures.DatabaseMixin):
         """
         slot = (timeutils.utcnow(True) - datetime.timedelta(minutes=1)
                 ).replace(microsecond=0)
+        # A schedule's slots only move forward; two calls within one
+        # second would otherwise give the slot already recorded, which
+        # the unique (policy, slot) index rightly refuses.
+        if self._last_slot is not None and slot <= self._last_slot:
+            slot = self._last_slot + datetime.timedelta(seconds=1)
+        self._last_slot = slot
         db_api.update_policy(self.context, self.policy.id, {
             'verify_every': None, 'verify_schedule': expression,
             'verify_next_at': slot})
