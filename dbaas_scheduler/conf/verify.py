@@ -16,7 +16,10 @@ from oslo_config import cfg
 verify_group = cfg.OptGroup(
     'verify', title='Scheduled verification of backups',
     help='A policy with verify_every set has every Nth successful backup '
-         'restored into a scratch target, checked and deleted (see '
+         'restored into a scratch target, checked and deleted; one with '
+         'verify_schedule (API 1.8) has its newest backup verified so '
+         'at each slot of that cron schedule, in the policy\'s time zone '
+         '(see '
          '"Restoring" in the user guide). These options bound what the '
          'verifications may cost the region.')
 
