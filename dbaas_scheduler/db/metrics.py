@@ -202,18 +202,18 @@ def _policies(session, now, longest):
     Grouped by whether the policy is enabled, its protection state and
     its failure streak -- its ``consecutive_failures``, which the
     transaction recording each outcome keeps (a success ends it, a failed
-    outcome lengthens it: ``db.protection.record_outcome``), capped at
-    ``longest`` (0: not read) -- so at most 2 x 4 x (``longest`` + 1)
-    groups, whatever the number of policies.
+    outcome lengthens it: ``db.protection.record_outcome``).  The groups
+    are the raw streak lengths, in the order of the index on (enabled,
+    protection, consecutive_failures, ...), so that MariaDB groups while
+    it reads that index instead of through a temporary table (the capped
+    length, an expression, needed one); the cap at ``longest`` (0: not
+    read) is applied here.  One row per distinct (enabled, protection,
+    streak): a few dozen, whatever the number of policies.
     """
     due = _POLICY.c.next_execution_time <= now
-    failures = _POLICY.c.consecutive_failures
-    # The cap is written into the statement: PostgreSQL would not see
-    # two bind parameters as one grouped expression.
-    cap = sa.literal_column(str(int(longest)), sa.Integer)
     groups = [_POLICY.c.enabled, _POLICY.c.protection]
     if longest:
-        groups.append(sa.case((failures >= cap, cap), else_=failures))
+        groups.append(_POLICY.c.consecutive_failures)
     query = (sa.select(sa.func.count(), _count_if(due),
                        sa.func.min(sa.case(
                            (due, _POLICY.c.next_execution_time))),
@@ -223,7 +223,7 @@ def _policies(session, now, longest):
     for row in session.execute(query):
         (count, due_count, due_oldest, oldest_success, enabled,
          protection) = row[:6]
-        length = row[6] if longest else 0
+        length = min(int(row[6] or 0), int(longest)) if longest else 0
         enabled = bool(enabled)
         result.counts[enabled] = result.counts.get(enabled, 0) + count
         if enabled and due_count:
@@ -235,8 +235,8 @@ def _policies(session, now, longest):
             result.protection[protection] = (
                 total + count, _earliest(oldest, oldest_success))
         if length:
-            result.failure_streaks[int(length)] = (
-                result.failure_streaks.get(int(length), 0) + count)
+            result.failure_streaks[length] = (
+                result.failure_streaks.get(length, 0) + count)
     return result
 
 
