@@ -20,6 +20,9 @@ per state, which the metrics serve (dbaas_scheduler/db/metrics.py).
 """
 
 from concurrent import futures
+import contextlib
+import gc
+import threading
 import typing
 
 from oslo_log import log as logging
@@ -35,6 +38,35 @@ LOG = logging.getLogger(__name__)
 
 # Projects listed at once for an all-projects report.
 LISTING_THREADS = 8
+
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = [0, False]   # reports under way, whether gc was enabled
+
+
+@contextlib.contextmanager
+def no_collection():
+    """No cyclic garbage collection while a report is built.
+
+    A report of 100,000 instances makes some 600,000 small objects (the
+    rows, their datetimes, the verdicts, the items), none of them in a
+    cycle: each burst of allocations set off a collection over
+    everything alive, a third of the report's CPU.  Reference counting
+    still frees them.  Reports under way at once count: the collector
+    is enabled again when the last one ends, if it was when the first
+    began (it is process-wide).
+    """
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0 and _GC_PAUSES[1]:
+                gc.enable()
 
 
 class Actor(typing.NamedTuple):
@@ -103,10 +135,18 @@ def report(context, conf, project_id=None, state=None, now=None):
     """
     now = now or timeutils.utcnow(True)
     thresholds = coverage.Thresholds.from_conf(conf)
-    instances = db_coverage.policy_instances(context, project_id)
+    with no_collection():
+        instances = db_coverage.policy_instances(context, project_id)
     projects = ({project_id} if project_id is not None
                 else {i.project_id for i in instances})
     names, incomplete = _listed(context, conf, projects)
+    with no_collection():
+        return _report(context, thresholds, instances, projects, names,
+                       incomplete, state, now)
+
+
+def _report(context, thresholds, instances, projects, names, incomplete,
+            state, now):
     known = {i[:3] for i in instances}
     instances.extend(coverage.Instance(*key) for key in names
                      if key not in known)
