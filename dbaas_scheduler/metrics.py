@@ -96,8 +96,15 @@ PROCESS_FAMILIES = {
 }
 
 
-def _seconds(value):
-    return value.total_seconds() if value is not None else 0.0
+def _since(now, when):
+    """Seconds from ``when`` to ``now``: 0 when None, never negative.
+
+    The shape of every age gauge ("seconds since X, 0 when there is
+    none"); a time to come is ``_since(when, now)``.
+    """
+    if when is None:
+        return 0.0
+    return max(0.0, (now - when).total_seconds())
 
 
 class ClusterCollector(prom_registry.Collector):
@@ -222,7 +229,7 @@ class ClusterCollector(prom_registry.Collector):
             'longest for capacity, over every project (0 when none '
             'waits): a project starved by the limits.')
         oldest.add_metric([], max([0.0] + [
-            _seconds(now - project.oldest) for project in queued]))
+            _since(now, project.oldest) for project in queued]))
         yield oldest
 
         longest = sorted(queued, key=lambda project: (
@@ -245,7 +252,7 @@ class ClusterCollector(prom_registry.Collector):
                                        project.counts[reason])
             per_project_oldest.add_metric(
                 [project.project_id],
-                max(0.0, _seconds(now - project.oldest)))
+                _since(now, project.oldest))
         yield per_project
         yield per_project_oldest
 
@@ -260,8 +267,7 @@ class ClusterCollector(prom_registry.Collector):
             PREFIX + 'capacity_backoff_longest_remaining_seconds',
             'Seconds until the backoff that ends last ends (0 when no '
             'project backs off).')
-        remaining.add_metric([], max(0.0, _seconds(
-            latest - now if latest else None)))
+        remaining.add_metric([], _since(latest, now) if latest else 0.0)
         yield remaining
         ends = core.GaugeMetricFamily(
             PREFIX + 'capacity_backoff_end_timestamp_seconds',
@@ -293,8 +299,7 @@ class ClusterCollector(prom_registry.Collector):
             labels=['state'])
         for state, (count, oldest) in totals.items():
             policies.add_metric([state], count)
-            age.add_metric([state], max(0.0, _seconds(
-                now - oldest if oldest else None)))
+            age.add_metric([state], _since(now, oldest))
         yield policies
         yield age
 
@@ -378,8 +383,7 @@ class ClusterCollector(prom_registry.Collector):
             PREFIX + 'backlog_oldest_seconds',
             'Seconds since the earliest due time of an unclaimed policy '
             '(0 without a backlog): how far behind the engines are.')
-        oldest.add_metric([], max(0.0, _seconds(
-            now - snap.backlog_oldest if snap.backlog_oldest else None)))
+        oldest.add_metric([], _since(now, snap.backlog_oldest))
         yield oldest
 
         in_flight = core.GaugeMetricFamily(
@@ -394,8 +398,7 @@ class ClusterCollector(prom_registry.Collector):
                        + (enums.ExecutionStatus.RUNNING,)):
             count, created_at = snap.in_flight.get(status, (0, None))
             in_flight.add_metric([status], count)
-            waiting_age.add_metric([status], max(0.0, _seconds(
-                now - created_at if created_at else None)))
+            waiting_age.add_metric([status], _since(now, created_at))
         yield in_flight
         yield waiting_age
 
