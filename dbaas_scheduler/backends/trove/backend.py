@@ -257,16 +257,11 @@ class TroveBackend(base.BackupBackend):
                        'volume_size' % policy.instance_id)
         name = params.get('name') or self.restore_name(
             source.get('name') or policy.instance_id, restore_id)
-        request = {'name': name, 'flavorRef': str(flavor),
-                   'volume': {'size': int(size)},
-                   'restorePoint': {'backupRef': backup_id}}
-        if source.get('datastore'):
-            request['datastore'] = {
-                'type': source['datastore'].get('type'),
-                'version': source['datastore'].get('version')}
         action = 'restore backup %s into a new instance' % backup_id
-        response = self._client.request(policy, 'POST', 'instances', action,
-                                        json={'instance': request})
+        response = self._client.request(
+            policy, 'POST', 'instances', action,
+            json=views.restore_request(name, flavor, size, backup_id,
+                                       source.get('datastore')))
         if response.status_code == 404:
             raise base.BackupNotFound(backend=self.name, backup_id=backup_id)
         instance = errors.json_body(response, 'instance', action)['instance']

@@ -106,17 +106,12 @@ class ScratchInstances:
                        'operator sets [verify] flavor' % policy.instance_id)
         # A scratch instance left by a verifier that died is replaced.
         self.delete(policy, scratch)
-        request = {'name': scratch, 'flavorRef': str(flavor),
-                   'volume': {'size': int(size)},
-                   'restorePoint': {'backupRef': backup_id}}
-        datastore = datastore or source.get('datastore')
-        if datastore and datastore.get('type'):
-            request['datastore'] = {'type': datastore.get('type'),
-                                    'version': datastore.get('version')}
         action = 'restore backup %s into scratch instance %s' % (
             backup_id, scratch)
-        response = self._request(policy, 'POST', 'instances', action,
-                                 json={'instance': request})
+        response = self._request(
+            policy, 'POST', 'instances', action,
+            json=views.restore_request(scratch, flavor, size, backup_id,
+                                       datastore or source.get('datastore')))
         if response.status_code == 404:
             raise base.BackupNotFound(backend=errors.NAME,
                                       backup_id=backup_id)

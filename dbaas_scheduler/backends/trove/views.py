@@ -113,6 +113,23 @@ def create_request(policy, name, description):
     return {'backup': backup}
 
 
+def restore_request(name, flavor, size, backup_id, datastore=None):
+    """The body of ``POST /instances`` restoring ``backup_id``.
+
+    Trove api-ref "Create database instance" with ``restorePoint``: a
+    user's restore and a verification's scratch instance alike.
+    ``datastore`` (Trove's ``{'type', 'version'}``) is sent when it names
+    a type.
+    """
+    instance = {'name': name, 'flavorRef': str(flavor),
+                'volume': {'size': int(size)},
+                'restorePoint': {'backupRef': backup_id}}
+    if datastore and datastore.get('type'):
+        instance['datastore'] = {'type': datastore.get('type'),
+                                 'version': datastore.get('version')}
+    return {'instance': instance}
+
+
 def next_marker(links):
     """The ``marker`` of a Trove list's ``next`` link, or None.
 

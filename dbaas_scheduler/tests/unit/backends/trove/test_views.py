@@ -142,3 +142,22 @@ class TestCreateRequest(base.TestCase):
         self.assertTrue(backup['description'].endswith(tag))
         self.assertEqual('a' * 255, views.shorten('a' * 255, 10))
         self.assertEqual(255, len(views.shorten('a' * 400, 0)))
+
+
+class TestRestoreRequest(base.TestCase):
+
+    def test_a_new_instance_from_the_backup(self):
+        self.assertEqual(
+            {'instance': {'name': 'notes-restore-1', 'flavorRef': '7',
+                          'volume': {'size': 20},
+                          'restorePoint': {'backupRef': 'backup-1'},
+                          'datastore': {'type': 'mysql',
+                                        'version': '8.0'}}},
+            views.restore_request('notes-restore-1', 7, '20', 'backup-1',
+                                  {'type': 'mysql', 'version': '8.0',
+                                   'name': 'ignored'}))
+
+    def test_no_datastore_without_its_type(self):
+        for datastore in (None, {}, {'version': '8.0'}):
+            self.assertNotIn('datastore', views.restore_request(
+                'n', '7', 20, 'backup-1', datastore)['instance'])
