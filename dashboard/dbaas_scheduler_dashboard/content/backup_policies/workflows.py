@@ -43,11 +43,16 @@ FIELD_OF_CODE = {
     'dbaas_scheduler.backend_forbidden': 'backend',
 }
 
+# How the service's own checks of a request begin their detail.
+INVALID_INPUT = 'Invalid input: '
+
 FIELDS = ('name', 'description', 'instance_id', 'backend', 'schedule_type',
           'schedule', 'timezone', 'start_at', 'end_at', 'keep_last',
           'keep_daily', 'keep_weekly', 'keep_monthly', 'max_age_days',
-          'overlap_policy', 'catchup_window')
-OPTIONAL = ('description', 'backend', 'start_at', 'end_at', 'catchup_window')
+          'overlap_policy', 'catchup_window', 'verify_every',
+          'verify_schedule')
+OPTIONAL = ('description', 'backend', 'start_at', 'end_at', 'catchup_window',
+            'verify_every', 'verify_schedule')
 COUNTS = ('keep_last', 'keep_daily', 'keep_weekly', 'keep_monthly',
           'max_age_days')
 
@@ -58,8 +63,11 @@ def field_of(error, fields=FIELDS):
     if field:
         return field
     if error.code == 'dbaas_scheduler.invalid':
-        # Validation errors of the request body name the field first.
+        # Validation errors of the request body name the field first;
+        # the service's own checks after "Invalid input: ".
         detail = error.detail or ''
+        if detail.startswith(INVALID_INPUT):
+            detail = detail[len(INVALID_INPUT):]
         for name in fields:
             if detail.startswith(name) or "'%s'" % name in detail:
                 return name
@@ -181,6 +189,18 @@ class OptionsAction(workflows.Action):
         label=_('Catch-up Window (seconds)'), min_value=0, required=False,
         help_text=_('How late a missed slot may still run, e.g. after an '
                     'outage; empty means the service default.'))
+    verify_every = forms.IntegerField(
+        label=_('Verify Every Nth Backup'), min_value=1, required=False,
+        help_text=_('Restore every Nth successful backup into a scratch '
+                    'instance, check it and delete it; empty: not by '
+                    'count.'))
+    verify_schedule = forms.CharField(
+        label=_('Verification Schedule (cron)'), max_length=255,
+        required=False,
+        help_text=_('Or verify the newest backup at each slot of this '
+                    'cron schedule, in the policy\'s time zone, e.g. '
+                    '"0 4 * * 0" (Sundays at 04:00); not with "Verify '
+                    'Every Nth Backup".'))
 
     class Meta(object):
         name = _('Options')
@@ -212,7 +232,8 @@ class SetRetention(_Step):
 
 class SetOptions(_Step):
     action_class = OptionsAction
-    contributes = ('overlap_policy', 'catchup_window')
+    contributes = ('overlap_policy', 'catchup_window', 'verify_every',
+                   'verify_schedule')
 
 
 class _PolicyWorkflow(workflows.Workflow):
@@ -283,7 +304,8 @@ class UpdatePolicy(_PolicyWorkflow):
             if getattr(original, name, None) != value:
                 changes[name] = value
         # A count or time emptied is a rule removed.
-        for name in COUNTS + ('start_at', 'end_at', 'catchup_window'):
+        for name in COUNTS + ('start_at', 'end_at', 'catchup_window',
+                              'verify_every', 'verify_schedule'):
             if (data.get(name) in (None, '')
                     and getattr(original, name, None) is not None):
                 changes[name] = None

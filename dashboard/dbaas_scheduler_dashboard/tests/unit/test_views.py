@@ -125,6 +125,52 @@ class TestFieldOfError(testtools.TestCase):
         self.assertIsNone(workflows.field_of(error(
             409, 'dbaas_scheduler.conflict', 'Busy.')))
 
+    def test_the_services_checks_name_their_field_too(self):
+        for detail, field in (
+                ('Invalid input: verify_schedule: 25 is not an hour',
+                 'verify_schedule'),
+                ('Invalid input: verify_every and verify_schedule exclude '
+                 'each other: give one', 'verify_every'),
+                ('verify_schedule: \'x\' is too long', 'verify_schedule')):
+            self.assertEqual(field, workflows.field_of(error(
+                400, 'dbaas_scheduler.invalid', detail)))
+
+
+class TestVerificationFields(testtools.TestCase):
+
+    def test_sent_when_given_left_out_when_empty(self):
+        data = {'name': 'nightly', 'instance_id': 'notes',
+                'schedule_type': 'cron', 'schedule': '30 2 * * *',
+                'timezone': 'UTC', 'overlap_policy': 'skip',
+                'verify_every': None, 'verify_schedule': '0 4 * * 0'}
+        values = workflows._PolicyWorkflow.values(None, data)
+        self.assertEqual('0 4 * * 0', values['verify_schedule'])
+        self.assertNotIn('verify_every', values)
+        data.update(verify_every=3, verify_schedule='')
+        values = workflows._PolicyWorkflow.values(None, data)
+        self.assertEqual(3, values['verify_every'])
+        self.assertNotIn('verify_schedule', values)
+
+    def test_emptied_on_an_edit_turns_it_off(self):
+        original = policy(verify_schedule='0 4 * * 0', verify_every=None,
+                          overlap_policy='skip')
+        sent = []
+        flow = mock.Mock(
+            context={'policy': original},
+            values=lambda data: workflows._PolicyWorkflow.values(None, data),
+            call=lambda request, function, *args: sent.append(args))
+        data = {name: getattr(original, name, None)
+                for name in workflows.FIELDS}
+        data.update(verify_schedule='', verify_every=2)
+        workflows.UpdatePolicy.handle(flow, None, data)
+        self.assertEqual([('p-1', {'verify_schedule': None,
+                                   'verify_every': 2})], sent)
+
+    def test_the_edit_form_starts_from_the_policy(self):
+        self.assertIn('verify_schedule', workflows.FIELDS)
+        self.assertEqual('0 4 * * 0', policy(
+            verify_schedule='0 4 * * 0').verify_schedule)
+
 
 class _RequestTest(testtools.TestCase):
 
