@@ -97,6 +97,13 @@ class TestFinishEarly(base.TestCase):
             return found if found['status'] in FINAL else None
         return process_fixtures.wait_until(final, timeout, 0.05)
 
+    @staticmethod
+    def _let_go(pid):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
     def _manifest(self, instance, backup_id):
         path = os.path.join(self.backups, instance, backup_id + '.json')
         try:
@@ -149,15 +156,27 @@ class TestFinishEarly(base.TestCase):
             lambda: self._execution(execution_id)['backup_id'], 30, 0.05)
         self.assertTrue(running, 'no backup started within 30 s')
         backup_id = self._execution(execution_id)['backup_id']
+        manifest = process_fixtures.wait_until(
+            lambda: self._manifest('big', backup_id), 30, 0.05)
+        self.assertEqual('BUILDING', manifest['status'],
+                         'the dump ended before the stop: make BIG larger')
+        # The dump job is frozen while the service stops and starts again,
+        # so that it is mid-backup however fast this machine dumps (on a
+        # quiet one the 48 MiB took less than a graceful stop), and let go
+        # once the service is back: its end is then what the restarted
+        # worker must see at once.
+        job = manifest['pid']
+        os.kill(job, signal.SIGSTOP)
+        self.addCleanup(self._let_go, job)
 
         # Stopped mid-backup: the job outlives the worker.
         stop()
         manifest = self._manifest('big', backup_id)
-        self.assertEqual('BUILDING', manifest['status'],
-                         'the dump ended before the stop: make BIG larger')
+        self.assertEqual('BUILDING', manifest['status'])
         self.process.start()
         self.service.wait_up()
         up = datetime.datetime.now(datetime.timezone.utc)
+        self._let_go(job)
 
         execution = self._wait_final(execution_id, 60)
         seen = datetime.datetime.now(datetime.timezone.utc)
