@@ -97,13 +97,6 @@ class TestFinishEarly(base.TestCase):
             return found if found['status'] in FINAL else None
         return process_fixtures.wait_until(final, timeout, 0.05)
 
-    @staticmethod
-    def _let_go(pid):
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-
     def _manifest(self, instance, backup_id):
         path = os.path.join(self.backups, instance, backup_id + '.json')
         try:
@@ -165,9 +158,7 @@ class TestFinishEarly(base.TestCase):
         # quiet one the 48 MiB took less than a graceful stop), and let go
         # once the service is back: its end is then what the restarted
         # worker must see at once.
-        job = manifest['pid']
-        os.kill(job, signal.SIGSTOP)
-        self.addCleanup(self._let_go, job)
+        let_go = process_fixtures.freeze(self, manifest['pid'])
 
         # Stopped mid-backup: the job outlives the worker.
         stop()
@@ -176,7 +167,7 @@ class TestFinishEarly(base.TestCase):
         self.process.start()
         self.service.wait_up()
         up = datetime.datetime.now(datetime.timezone.utc)
-        self._let_go(job)
+        let_go()
 
         execution = self._wait_final(execution_id, 60)
         seen = datetime.datetime.now(datetime.timezone.utc)

@@ -37,6 +37,7 @@ from testtools import content
 from dbaas_scheduler.db import services as db_services
 from dbaas_scheduler import rpcapi
 from dbaas_scheduler.tests import base
+from dbaas_scheduler.tests.functional.fixtures import process_fixtures
 from dbaas_scheduler.tests.functional.worker import test_worker_processes
 
 FINAL = ('SUCCEEDED', 'FAILED', 'SKIPPED')
@@ -89,24 +90,13 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
             return json.load(stream)
 
     def freeze(self, backup_id):
-        """Freeze the backup's dump job (SIGSTOP); its pid.
+        """Freeze the backup's dump job; the callable that lets it go.
 
         So that it is still mid-backup when the worker has stopped and
         started again, however fast this machine dumps (on a quiet one a
-        dump can end before a graceful stop does); :meth:`let_go` once
-        the next worker starts.
+        dump can end before a graceful stop does).
         """
-        job = self.manifest(backup_id)['pid']
-        os.kill(job, signal.SIGSTOP)
-        self.addCleanup(self.let_go, job)
-        return job
-
-    @staticmethod
-    def let_go(job):
-        try:
-            os.kill(job, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
+        return process_fixtures.freeze(self, self.manifest(backup_id)['pid'])
 
     def assert_still_dumping(self, backup_id):
         self.assertEqual('BUILDING', self.manifest(backup_id)['status'],
@@ -145,11 +135,11 @@ class _StopRestartTests(test_worker_processes.WorkerProcessMixin):
     def _handed_back_and_resumed(self, stop, label):
         first = self.worker()
         execution, backup_id = self.start_backup(first)
-        job = self.freeze(backup_id)
+        let_go = self.freeze(backup_id)
         stop(first)
         self.assert_still_dumping(backup_id)
         second = self.worker()
-        self.let_go(job)
+        let_go()
         done, _ = self.assert_finished_at_once(execution.id, backup_id, label)
         self.assertEqual(2, done.attempts)
         return first, second, done
@@ -195,7 +185,7 @@ class _SignalTests:
         # the backup, the second ends it.
         first = self.worker(stop_wait=45)
         execution, backup_id = self.start_backup(first)
-        job = self.freeze(backup_id)
+        let_go = self.freeze(backup_id)
         first.kill(signal.SIGINT)
         self.wait_for(lambda: 'waiting up to' in first.log(), 30,
                       lambda: 'the worker did not start waiting')
@@ -211,7 +201,7 @@ class _SignalTests:
         self.assert_still_dumping(backup_id)
         # What it left RUNNING is taken over by the next start.
         self.worker()
-        self.let_go(job)
+        let_go()
         done, _ = self.assert_finished_at_once(execution.id, backup_id,
                                                'second Ctrl-C')
         self.assertEqual(2, done.attempts)
