@@ -19,6 +19,7 @@ through ``dbaas_scheduler.rpcapi``.
 
 import argparse
 import configparser
+import contextlib
 import os
 import shutil
 import signal
@@ -121,6 +122,33 @@ def upgrade_schema(config_file):
     subprocess.run([program('dbaas-scheduler-manage'), '--config-file',
                     config_file, 'db', 'upgrade'], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def benchmark_database(args, workdir_prefix):
+    """The benchmark's database with its schema at head: (db, config file).
+
+    ``args.reuse``: the one a ``--keep`` run left (upgraded, for a
+    migration since, and not seeded again); otherwise a new one.  Dropped
+    at the end unless ``args.keep`` or ``args.reuse``.
+    """
+    db = database.Database(args.database, args.database_name,
+                           admin_url=args.admin_url)
+    if args.reuse:
+        db.connect()
+    else:
+        db.create()
+    workdir = tempfile.mkdtemp(prefix=workdir_prefix)
+    config_file = os.path.join(workdir, 'dbaas-scheduler.conf')
+    write_config(config_file, {'database': {'connection': db.url_string}})
+    try:
+        upgrade_schema(config_file)
+        yield db, config_file
+    finally:
+        if args.keep or args.reuse:
+            db.dispose()
+        else:
+            db.drop()
 
 
 class ServiceProcess:

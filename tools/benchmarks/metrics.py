@@ -30,7 +30,6 @@ import datetime
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -249,24 +248,11 @@ def main():
                              'upgraded first).')
     args = parser.parse_args()
 
-    db = database.Database(args.database, args.database_name,
-                           admin_url=args.admin_url)
-    if args.reuse:
-        db.connect()
-    else:
-        db.create()
-    workdir = tempfile.mkdtemp(prefix='dbaas-bench-metrics-')
-    config_file = os.path.join(workdir, 'dbaas-scheduler.conf')
-    common.write_config(config_file, {
-        'database': {'connection': db.url_string}})
-    try:
+    with common.benchmark_database(args, 'dbaas-bench-metrics-') as (db, _):
         if args.reuse:
-            # A migration since the run that kept it (e.g. an index).
-            common.upgrade_schema(config_file)
             executions = db.scalar('SELECT count(*) FROM backup_execution')
             args.policies = db.scalar('SELECT count(*) FROM backup_policy')
         else:
-            common.upgrade_schema(config_file)
             now = datetime.datetime.now(datetime.timezone.utc).replace(
                 tzinfo=None)
             _progress('Seeding %d policies, %d days of history'
@@ -306,11 +292,6 @@ def main():
         print('  per statement (median, max, statement):')
         print('\n'.join(statements.report()))
         print('  load average at the end: %.2f %.2f %.2f' % os.getloadavg())
-    finally:
-        if args.keep or args.reuse:
-            db.dispose()
-        else:
-            db.drop()
     return 0
 
 

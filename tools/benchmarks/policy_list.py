@@ -29,7 +29,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -126,18 +125,8 @@ def main():
                              'first).')
     args = parser.parse_args()
 
-    db = database.Database(args.database, args.database_name,
-                           admin_url=args.admin_url)
-    if args.reuse:
-        db.connect()
-    else:
-        db.create()
-    workdir = tempfile.mkdtemp(prefix='dbaas-bench-policy-list-')
-    config_file = os.path.join(workdir, 'dbaas-scheduler.conf')
-    common.write_config(config_file, {
-        'database': {'connection': db.url_string}})
-    try:
-        common.upgrade_schema(config_file)
+    with common.benchmark_database(args, 'dbaas-bench-policy-list-') as (
+            db, _):
         if not args.reuse:
             reporting.progress('Seeding %d + %d policies', args.policies,
                                args.others)
@@ -173,11 +162,6 @@ def main():
         print('  per statement (median, max, statement):')
         print('\n'.join(statements.report()))
         print('  load average at the end: %.2f %.2f %.2f' % os.getloadavg())
-    finally:
-        if args.keep or args.reuse:
-            db.dispose()
-        else:
-            db.drop()
     return 0
 
 
