@@ -25,8 +25,10 @@ the chosen lines of each report in two columns::
 A figure is a regular expression matched against the report's lines
 (``--figure``, repeatable); each benchmark has defaults (``FIGURES``).
 The full output of every run is kept in the work directory.  Each run
-uses its checkout's own code -- the schema its migrations build, its
-benchmark -- with this environment's Python and libraries.
+uses its checkout's service code -- the schema its migrations build --
+with this environment's Python and libraries, and, by default, the
+benchmark (``tools``) of the "after" checkout, so that both sides are
+measured the same way (``--tools-from each``: each checkout's own).
 """
 
 import argparse
@@ -79,6 +81,11 @@ def parse_args(argv):
     parser.add_argument('--figure', action='append',
                         help='Regular expression of a report line to show '
                              '(repeatable; default: the benchmark\'s).')
+    parser.add_argument('--tools-from', choices=('after', 'each'),
+                        default='after',
+                        help='Whose benchmark code measures both sides: '
+                             'the "after" checkout\'s (default), or each '
+                             'checkout its own.')
     parser.add_argument('--workdir', help='Keep outputs here.')
     parser.add_argument('benchmark', help='Module under tools.benchmarks, '
                                           'e.g. engine, tick, worker.')
@@ -172,6 +179,24 @@ def side_by_side(results):
              values[(label, count)]) for label, count in order]
 
 
+def mixed_tree(workdir, side, tree, tools_tree):
+    """A directory with ``tree``'s top level but ``tools_tree``'s tools.
+
+    Symbolic links: the service (``dbaas_scheduler``, its migrations,
+    ``etc``) of one checkout and the benchmarks of another.
+    """
+    path = os.path.join(workdir, 'mixed-' + side)
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    for name in os.listdir(tree):
+        if name not in ('tools', '.git'):
+            os.symlink(os.path.join(tree, name), os.path.join(path, name))
+    os.symlink(os.path.join(tools_tree, 'tools'),
+               os.path.join(path, 'tools'))
+    return path
+
+
 def run(tree, database, args, log_path):
     command = [sys.executable, '-m', 'tools.benchmarks.' + args.benchmark,
                '--database', database] + list(args.arguments)
@@ -193,9 +218,15 @@ def main(argv=None):
     try:
         trees = {'before': checkouts.tree(args.before),
                  'after': checkouts.tree(args.after)}
+        if args.tools_from == 'after':
+            tools_tree = trees['after'][0]
+            trees = {side: (mixed_tree(workdir, side, tree, tools_tree),
+                            name) for side, (tree, name) in trees.items()}
         report.title('%s: before and after' % args.benchmark)
         for side, (_, name) in trees.items():
             report.item(side, name)
+        report.item('benchmark code', 'the after checkout\'s'
+                    if args.tools_from == 'after' else 'each checkout\'s')
         report.item('benchmark arguments', ' '.join(args.arguments)
                     or '(none)')
         failed = 0
