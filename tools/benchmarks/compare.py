@@ -146,10 +146,16 @@ def pick(output, figures):
 
 
 def split(lines):
-    """``[(label, value)]``: each line at its first colon."""
+    """``[(label, value)]``: each line at its item's colon."""
     pairs = []
     for line in lines:
-        label, _, value = line.partition(':')
+        # A report item is "key:" padded with spaces; a key may itself
+        # hold a colon ("duplicates: slots with > 1 execution:").
+        item = re.match(r'(.*?):\s{2,}(.*)$', line)
+        if item:
+            label, value = item.groups()
+        else:
+            label, _, value = line.partition(':')
         pairs.append((label.strip(), value.strip()))
     return pairs
 

@@ -13,13 +13,15 @@
 
 import re
 
-from dbaas_scheduler.tests import base
 from tools.benchmarks import compare
+
+from dbaas_scheduler.tests import base
 
 ENGINE_REPORT = '''Burst
   dispatch rate, first tick -> last cast:      9466 /s  (100000 in 10.56 s)
   engine CPU, all engines:                     6.23 s (0.06 ms per execution)
   lateness received - scheduled_at:            8.6 s
+    duplicates: slots with > 1 execution:      0
 '''
 
 
@@ -33,11 +35,18 @@ class TestPick(base.TestCase):
               '9466 /s  (100000 in 10.56 s)')],
             compare.split(compare.pick(ENGINE_REPORT, figures)))
 
+    def test_a_key_with_a_colon(self):
+        self.assertEqual(
+            [('duplicates: slots with > 1 execution', '0'),
+             ('run 1', '3000 executions')],
+            compare.split(['duplicates: slots with > 1 execution:      0',
+                           'run 1: 3000 executions']))
+
     def test_default_figures_match_the_engine_report(self):
         args = compare.parse_args(['--before', 'HEAD', 'engine', '--',
                                    '--policies', '10'])
         self.assertEqual(['--policies', '10'], args.arguments)
-        self.assertEqual(2, len(compare.pick(ENGINE_REPORT, args.figures)))
+        self.assertEqual(3, len(compare.pick(ENGINE_REPORT, args.figures)))
 
     def test_unknown_benchmark_needs_figures(self):
         self.assertRaises(SystemExit, compare.parse_args,
