@@ -37,6 +37,17 @@ class Base(orm.DeclarativeBase):
     pass
 
 
+def _is_set(column):
+    """The predicate of a partial index on PostgreSQL: ``column`` set.
+
+    For an index whose queries only look for rows where its first column
+    is set: a row with it NULL costs no entry, which spares an INSERT and
+    a non-HOT UPDATE one index write (migration ``d1e5a7c3b920``).
+    MariaDB/MySQL and SQLite index every row.
+    """
+    return sa.text('%s IS NOT NULL' % column)
+
+
 class BackupPolicy(Base):
     """One schedule of backups for one database instance."""
 
@@ -59,7 +70,8 @@ class BackupPolicy(Base):
         # The engine's protection sweep: the policies whose state time
         # alone changes now (dbaas_scheduler/protection.py).
         sa.Index('ix_backup_policy_protection_check_at',
-                 'protection_check_at'),
+                 'protection_check_at',
+                 postgresql_where=_is_set('protection_check_at')),
         # Listing and counting policies by protection state.
         sa.Index('ix_backup_policy_project_id_protection',
                  'project_id', 'protection'),
@@ -73,9 +85,11 @@ class BackupPolicy(Base):
                  'last_success_at'),
         # The policies with verification on (few), for the metrics' age
         # of the newest verified backup.
-        sa.Index('ix_backup_policy_verify_every', 'verify_every'),
+        sa.Index('ix_backup_policy_verify_every', 'verify_every',
+                 postgresql_where=_is_set('verify_every')),
         # The sweep of due verification slots (verify_schedule).
-        sa.Index('ix_backup_policy_verify_next_at', 'verify_next_at'),
+        sa.Index('ix_backup_policy_verify_next_at', 'verify_next_at',
+                 postgresql_where=_is_set('verify_next_at')),
     )
 
     id: orm.Mapped[str] = orm.mapped_column(
@@ -211,14 +225,17 @@ class BackupExecution(Base):
         # A worker's own executions (in-flight backups, graceful stop),
         # found without scanning -- or on MariaDB locking -- the RUNNING
         # rows of other workers.
-        sa.Index('ix_backup_execution_owner_status', 'owner', 'status'),
+        sa.Index('ix_backup_execution_owner_status', 'owner', 'status',
+                 postgresql_where=_is_set('owner')),
         # The metrics' window: executions finished recently; and, from
         # the index alone, those of them whose strays were deleted lately.
         sa.Index('ix_backup_execution_finished_at_stray_deleted_at',
-                 'finished_at', 'stray_deleted_at'),
+                 'finished_at', 'stray_deleted_at',
+                 postgresql_where=_is_set('finished_at')),
         # The workers' expiry sweep: expiring backups whose grace is over.
         sa.Index('ix_backup_execution_backup_state_backup_delete_after',
-                 'backup_state', 'backup_delete_after'),
+                 'backup_state', 'backup_delete_after',
+                 postgresql_where=_is_set('backup_state')),
     )
 
     id: orm.Mapped[str] = orm.mapped_column(

@@ -195,3 +195,73 @@ class TestModelsSyncMySQL(_ModelsMigrationsSync, base.TestCase):
 
 class TestModelsSyncPostgreSQL(_ModelsMigrationsSync, base.TestCase):
     DRIVER = 'postgresql'
+
+
+class TestPartialIndexesPostgreSQL(db_fixtures.DatabaseMixin,
+                                   base.TestCase):
+    """The mostly-NULL columns' indexes hold only the rows that set them."""
+
+    DRIVER = 'postgresql'
+    FIXTURE = db_fixtures.EmptyDatabase
+
+    PARTIAL = {
+        'ix_backup_policy_verify_every': 'verify_every',
+        'ix_backup_policy_verify_next_at': 'verify_next_at',
+        'ix_backup_policy_protection_check_at': 'protection_check_at',
+        'ix_backup_execution_owner_status': 'owner',
+        'ix_backup_execution_finished_at_stray_deleted_at': 'finished_at',
+        'ix_backup_execution_backup_state_backup_delete_after':
+            'backup_state',
+    }
+
+    def _definitions(self):
+        with self.engine.connect() as connection:
+            return dict(connection.execute(sa.text(
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE tablename IN ('backup_policy', 'backup_execution')"
+            )).all())
+
+    def test_partial_after_upgrade(self):
+        migration.upgrade('c4d7e9a1f602', engine=self.engine)
+        before = self._definitions()
+        for name in self.PARTIAL:
+            self.assertNotIn(' WHERE ', before[name])
+        migration.upgrade('head', engine=self.engine)
+        after = self._definitions()
+        for name, column in self.PARTIAL.items():
+            self.assertIn('WHERE (%s IS NOT NULL)' % column, after[name])
+        # The engine's scan and the unique fences index every row.
+        for name in ('ix_backup_policy_enabled_next_execution_time',
+                     'uniq_backup_execution0policy_id0scheduled_at',
+                     'ix_backup_execution_status_lease_expires_at'):
+            self.assertNotIn(' WHERE ', after[name])
+
+    def test_queries_on_the_columns_use_them(self):
+        # A row with the column NULL has no entry; a lookup by a value of
+        # the column (which implies it is set) is answered from the index.
+        migration.upgrade('head', engine=self.engine)
+        with self.engine.begin() as connection:
+            connection.execute(sa.text('SET LOCAL enable_seqscan = off'))
+            plans = {}
+            for name, query in (
+                    ('ix_backup_policy_verify_next_at',
+                     'SELECT id FROM backup_policy '
+                     'WHERE verify_next_at <= now()'),
+                    ('ix_backup_policy_protection_check_at',
+                     'SELECT id FROM backup_policy '
+                     'WHERE protection_check_at <= now() '
+                     'ORDER BY protection_check_at'),
+                    ('ix_backup_execution_owner_status',
+                     "SELECT id FROM backup_execution "
+                     "WHERE owner = 'w' AND status = 'RUNNING'"),
+                    ('ix_backup_execution_backup_state_backup_delete_after',
+                     "SELECT id FROM backup_execution "
+                     "WHERE backup_state = 'expiring' "
+                     "AND backup_delete_after <= now()"),
+                    ('ix_backup_execution_finished_at_stray_deleted_at',
+                     'SELECT id FROM backup_execution '
+                     'WHERE finished_at >= now()')):
+                plans[name] = '\n'.join(row[0] for row in connection.execute(
+                    sa.text('EXPLAIN ' + query)))
+        for name, plan in plans.items():
+            self.assertIn(name, plan)
