@@ -150,8 +150,8 @@ def time_text(value):
     ``YYYY-MM-DDTHH:MM:SS.ffffff``, always the six digits: two such texts
     compare as the times do (db/coverage.py reads the policies' times so).
     """
-    return value.astimezone(datetime.timezone.utc).strftime(
-        '%Y-%m-%dT%H:%M:%S.%f')
+    return value.astimezone(datetime.timezone.utc).replace(
+        tzinfo=None).isoformat(timespec='microseconds')
 
 
 def row_classifier(thresholds, now):
