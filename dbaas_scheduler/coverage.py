@@ -144,6 +144,67 @@ def classify(instance, thresholds, now):
     return Verdict(reasons[0], reasons)
 
 
+def time_text(value):
+    """An aware time as the fixed-width text rows carry (UTC, to the µs).
+
+    ``YYYY-MM-DDTHH:MM:SS.ffffff``, always the six digits: two such texts
+    compare as the times do (db/coverage.py reads the policies' times so).
+    """
+    return value.astimezone(datetime.timezone.utc).replace(
+        tzinfo=None).isoformat(timespec='microseconds')
+
+
+def row_classifier(thresholds, now):
+    """:func:`classify` of the rows of ``db.coverage.policy_rows``.
+
+    A function of such a row (the fields of :class:`Instance` but the
+    last, the times as :func:`time_text`; none failed a verification)
+    returning its :class:`Verdict`, the same as :func:`classify` of the
+    instance gives: a time is older than ``now`` less ``stale_after``
+    seconds exactly when its text sorts before that time's.  For the
+    report of every instance of a project, without a datetime per
+    instance; the verdicts (and their lists of reasons) are shared
+    between the rows that have the same, so they must not be changed.
+    """
+    max_age = thresholds.max_age
+    rare_below = (thresholds.min_daily * (1 - DAILY_TOLERANCE)
+                  if thresholds.min_daily else None)
+    min_keep = thresholds.min_keep
+    limits = {}
+    unprotected = Verdict(UNPROTECTED, [UNPROTECTED])
+    paused = Verdict(PAUSED, [PAUSED])
+    verdicts = {(False, False): Verdict(PROTECTED, [PROTECTED]),
+                (True, False): Verdict(STALE, [STALE]),
+                (False, True): Verdict(BELOW_MINIMUM, [BELOW_MINIMUM]),
+                (True, True): Verdict(STALE, [STALE, BELOW_MINIMUM])}
+
+    def limit(seconds):
+        # The oldest time not stale yet, as text; a few RPOs at most.
+        text = limits.get(seconds)
+        if text is None:
+            text = limits[seconds] = time_text(
+                now - datetime.timedelta(seconds=seconds))
+        return text
+
+    def classify_row(row):
+        (_, _, _, policies, enabled, last_success_at, first_created_at,
+         rpo, daily_runs, keeps, keeps_all) = row
+        if not policies:
+            return unprotected
+        if not enabled:
+            return paused
+        since = last_success_at or first_created_at
+        stale = since is None or since < limit(
+            rpo if rpo is not None else max_age)
+        below = ((rare_below is not None and daily_runs is not None
+                  and daily_runs < rare_below)
+                 or (bool(min_keep) and not keeps_all
+                     and (keeps or 0) < min_keep))
+        return verdicts[stale, below]
+
+    return classify_row
+
+
 def count(states):
     """``{state: number}`` for every state of :data:`PRECEDENCE`."""
     counts = dict.fromkeys(PRECEDENCE, 0)

@@ -129,61 +129,86 @@ def report(context, conf, project_id=None, state=None, now=None):
     """The coverage of ``project_id`` (None: every project with policies).
 
     ``{'instances': [...], 'counts': {state: n}, 'incomplete': [...]}``,
-    the instances in the order of ``(backend, project_id, instance_id)``;
-    ``state`` keeps the instances in that state only (the counts are of
-    all).  Every project completely listed has its counts stored.
+    the instances in the order of ``(backend, project_id, instance_id)``,
+    their ``last_success_at`` as RFC 3339 UTC text (as the API shows
+    it); ``state`` keeps the instances in that state only (the counts are
+    of all).  Every project completely listed has its counts stored.
     """
     now = now or timeutils.utcnow(True)
     thresholds = coverage.Thresholds.from_conf(conf)
     with no_collection():
-        instances = db_coverage.policy_instances(context, project_id)
+        rows = db_coverage.policy_rows(context, project_id)
     projects = ({project_id} if project_id is not None
-                else {i.project_id for i in instances})
+                else {row[1] for row in rows})
     names, incomplete = _listed(context, conf, projects)
     with no_collection():
-        return _report(context, thresholds, instances, projects, names,
+        return _report(context, thresholds, rows, projects, names,
                        incomplete, state, now)
 
 
-def _report(context, thresholds, instances, projects, names, incomplete,
+# An instance no policy names (the rest of a row of policy_rows).
+_NO_POLICY = (0, 0, None, None, None, None, None, 0)
+_UNKNOWN = object()
+
+
+def api_time(text):
+    """A :func:`coverage.time_text` as RFC 3339 UTC, as ``util.isotime``.
+
+    ``2026-11-22T02:30:00Z``; the microseconds only when there are some
+    (``isoformat``'s rule).
+    """
+    if text is None:
+        return None
+    if text.endswith('.000000'):
+        return text[:19] + 'Z'
+    return text + 'Z'
+
+
+def _report(context, thresholds, rows, projects, names, incomplete,
             state, now):
-    known = {i[:3] for i in instances}
-    instances.extend(coverage.Instance(*key) for key in names
-                     if key not in known)
-    instances.sort()
-    items, per_project = [], {p: [] for p in projects}
-    classify = coverage.classify
-    for instance in instances:
-        verdict = classify(instance, thresholds, now)
-        per_project[instance.project_id].append(verdict.state)
-        if state is None or verdict.state == state:
-            items.append(_item(instance, verdict, thresholds, names))
+    by_key = {row[:3]: row for row in rows}
+    for key in names:
+        if key not in by_key:
+            by_key[key] = key + _NO_POLICY
+    items = []
+    per_project = {p: dict.fromkeys(coverage.PRECEDENCE, 0)
+                   for p in projects}
+    classify = coverage.row_classifier(thresholds, now)
+    max_age = thresholds.max_age
+    for key in sorted(by_key):
+        row = by_key[key]
+        verdict = classify(row)
+        per_project[key[1]][verdict.state] += 1
+        if state is not None and verdict.state != state:
+            continue
+        name = names.get(key, _UNKNOWN)
+        policies, rpo = row[3], row[7]
+        # The keys in the order the API has always shown them.
+        items.append({
+            'backend': key[0], 'project_id': key[1],
+            'instance_id': key[2],
+            'name': None if name is _UNKNOWN else name,
+            'state': verdict.state, 'reasons': verdict.reasons,
+            'source': 'policies' if name is _UNKNOWN else 'backend',
+            'policies': policies,
+            'enabled_policies': row[4],
+            'last_success_at': api_time(row[5]),
+            'stale_after': ((rpo if rpo is not None else max_age)
+                            if policies else None),
+            'daily_runs': row[8],
+        })
     _store(context, per_project, incomplete, now)
-    counts = coverage.count(s for states in per_project.values()
-                            for s in states)
+    counts = dict.fromkeys(coverage.PRECEDENCE, 0)
+    for numbers in per_project.values():
+        for name, number in numbers.items():
+            counts[name] += number
     return {'instances': items, 'counts': counts, 'incomplete': incomplete}
-
-
-def _item(instance, verdict, thresholds, names):
-    key = instance[:3]
-    return {
-        'backend': instance.backend, 'project_id': instance.project_id,
-        'instance_id': instance.instance_id, 'name': names.get(key),
-        'state': verdict.state, 'reasons': verdict.reasons,
-        'source': 'backend' if key in names else 'policies',
-        'policies': instance.policies,
-        'enabled_policies': instance.enabled_policies,
-        'last_success_at': instance.last_success_at,
-        'stale_after': (coverage.stale_after(instance, thresholds)
-                        if instance.policies else None),
-        'daily_runs': instance.daily_runs,
-    }
 
 
 def _store(context, per_project, incomplete, now):
     failed = {entry['project_id'] for entry in incomplete}
-    counts = {project_id: coverage.count(states)
-              for project_id, states in per_project.items()
+    counts = {project_id: numbers
+              for project_id, numbers in per_project.items()
               if project_id not in failed}
     if counts:
         db_coverage.store_counts(context, counts, now)

@@ -96,3 +96,69 @@ class TestClassify(base.TestCase):
             {'unprotected': 2, 'paused': 0, 'stale': 1,
              'verification_failed': 0, 'below_minimum': 0, 'protected': 0},
             coverage.count(['unprotected', 'stale', 'unprotected']))
+
+
+def _row(instance):
+    """``instance`` as db.coverage.policy_rows reads it."""
+    return instance[:5] + tuple(
+        None if value is None else coverage.time_text(value)
+        for value in instance[5:7]) + instance[7:11]
+
+
+class TestRowClassifier(base.TestCase):
+    """The report's classifier of rows agrees with :func:`classify`."""
+
+    def test_agrees_on_every_combination(self):
+        second, micro = datetime.timedelta(seconds=1), datetime.timedelta(
+            microseconds=1)
+        limit = NOW - 36 * HOUR
+        times = [None, NOW, limit, limit - micro, limit + micro,
+                 limit - second, NOW - 1800 * second,
+                 NOW - 1800 * second - micro]
+        thresholds = [RULES, RULES._replace(min_daily=0),
+                      RULES._replace(min_keep=0),
+                      RULES._replace(max_age=60, min_daily=2.5)]
+        checked = set()
+        for rules in thresholds:
+            classify_row = coverage.row_classifier(rules, NOW)
+            for values in (
+                    dict(policies=policies, enabled_policies=enabled,
+                         last_success_at=last, first_created_at=first,
+                         rpo=rpo, daily_runs=daily, keeps=keeps,
+                         keeps_all=keeps_all)
+                    for policies, enabled in ((0, 0), (2, 0), (1, 1))
+                    for last in times for first in times[:3]
+                    for rpo in (None, 1800)
+                    for daily in (None, 0.99, 0.98, 1 / 7.0, 3.0)
+                    for keeps in (None, 0, 6.0, 7.0)
+                    for keeps_all in (0, 1)):
+                instance = _instance(**values)
+                expected = coverage.classify(instance, rules, NOW)
+                got = classify_row(_row(instance))
+                self.assertEqual(expected, got, (instance, rules))
+                checked.add(got.state)
+        self.assertEqual(set(coverage.PRECEDENCE) - {'verification_failed'},
+                         checked)
+
+    def test_now_in_another_zone(self):
+        tokyo = datetime.timezone(datetime.timedelta(hours=9))
+        instance = _instance(last_success_at=NOW - 36 * HOUR - HOUR / 3600)
+        classify_row = coverage.row_classifier(RULES, NOW.astimezone(tokyo))
+        self.assertEqual('stale', classify_row(_row(instance)).state)
+
+
+class TestTimeText(base.TestCase):
+
+    def test_fixed_width_utc(self):
+        paris = datetime.timezone(datetime.timedelta(hours=1))
+        self.assertEqual('2026-11-27T11:00:00.000000', coverage.time_text(
+            datetime.datetime(2026, 11, 27, 12, 0, tzinfo=paris)))
+        self.assertEqual('0999-01-02T03:04:05.000007', coverage.time_text(
+            datetime.datetime(999, 1, 2, 3, 4, 5, 7,
+                              tzinfo=datetime.timezone.utc)))
+
+    def test_sorts_as_the_times(self):
+        times = [NOW + datetime.timedelta(microseconds=n)
+                 for n in (0, 1, 999999, 1000000, -1, 36 * 10 ** 8)]
+        self.assertEqual(sorted(times),
+                         sorted(times, key=coverage.time_text))

@@ -24,6 +24,7 @@ from oslo_utils import uuidutils
 from dbaas_scheduler.backends import fake
 from dbaas_scheduler.backends import loader
 from dbaas_scheduler import context as dbaas_context
+from dbaas_scheduler import coverage
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db import coverage as db_coverage
 from dbaas_scheduler.objects import coverage as coverage_obj
@@ -171,6 +172,62 @@ class _Coverage(db_fixtures.DatabaseMixin):
         self.assertNotIn(('fake', 'i-none'), self.states(report))
         self.assertEqual([], db_coverage.stored_counts(
             self.context, self.now - HOUR))
+
+    def test_rows_read_through_the_driver_are_the_instances(self):
+        # What the report reads (plain tuples, times as text) says what
+        # the typed read says: NULL times, microseconds or none, times
+        # given in another zone, several policies an instance.
+        tokyo = datetime.timezone(datetime.timedelta(hours=9))
+        whole = datetime.datetime(2026, 11, 20, 9, 30, tzinfo=tokyo)
+        self.make_mixed_states()
+        self.add_policy('i-never', last_success_at=None,
+                        created_at=whole, rpo=600)
+        self.add_policy('i-micro', last_success_at=whole.replace(
+            microsecond=1), created_at=whole.replace(microsecond=999999))
+        self.add_policy('i-micro', last_success_at=whole - HOUR,
+                        created_at=whole + HOUR, keep_daily=None,
+                        max_age_days=10, daily_runs=2.0)
+        self.add_policy('i-all', keep_daily=None, daily_runs=None,
+                        last_success_at=whole.astimezone(
+                            datetime.timezone.utc) + 3 * HOUR)
+        self.add_policy('i-all', enabled=False, keep_daily=None,
+                        next_execution_time=None, last_success_at=None)
+        for project_id in ('project-a', None):
+            expected = db_coverage.policy_instances(self.context,
+                                                    project_id)
+            rows = db_coverage.policy_rows(self.context, project_id)
+            self.assertEqual(sorted(expected),
+                             sorted(self._instance(row) for row in rows))
+            for row in rows:
+                for value in row[8:10]:
+                    # JSON shows 1.0, not 1: floats as before.
+                    self.assertIn(type(value), (float, type(None)), row)
+        by_id = {row[2]: row for row in db_coverage.policy_rows(
+            self.context, 'project-a')}
+        self.assertEqual((None, '2026-11-20T00:30:00.000000'),
+                         by_id['i-never'][5:7])
+        self.assertEqual(('2026-11-20T00:30:00.000001',
+                          '2026-11-20T00:30:00.999999'),
+                         by_id['i-micro'][5:7])
+        # The paused policy without rules keeps nothing (enabled only).
+        self.assertEqual(('2026-11-20T03:30:00.000000', 0.0, 1),
+                         (by_id['i-all'][5],) + by_id['i-all'][9:11])
+        report = coverage_obj.report(self.context, self.conf, 'project-a',
+                                     now=self.now)
+        by_id = {i['instance_id']: i for i in report['instances']}
+        self.assertEqual('2026-11-20T03:30:00Z',
+                         by_id['i-all']['last_success_at'])
+        self.assertEqual('2026-11-20T00:30:00.000001Z',
+                         by_id['i-micro']['last_success_at'])
+        self.assertIsNone(by_id['i-never']['last_success_at'])
+        self.assertEqual(('stale', 600), (by_id['i-never']['state'],
+                                          by_id['i-never']['stale_after']))
+
+    @staticmethod
+    def _instance(row):
+        times = [None if text is None else datetime.datetime.fromisoformat(
+            text).replace(tzinfo=datetime.timezone.utc) for text in row[5:7]]
+        return coverage.Instance(*row[:5], *times, *row[7:])
 
 
 class TestCoverageSQLite(_Coverage, base.TestCase):

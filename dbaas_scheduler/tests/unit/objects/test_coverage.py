@@ -9,13 +9,18 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The coverage report's pause of the garbage collector."""
+"""The coverage report's pause of the garbage collector, its times."""
 
+import datetime
 import gc
 import threading
 
+from dbaas_scheduler.api import util
+from dbaas_scheduler import coverage as core_coverage
 from dbaas_scheduler.objects import coverage
 from dbaas_scheduler.tests import base
+
+UTC = datetime.timezone.utc
 
 
 class TestNoCollection(base.TestCase):
@@ -64,3 +69,23 @@ class TestNoCollection(base.TestCase):
         with coverage.no_collection():
             self.assertFalse(gc.isenabled())
         self.assertFalse(gc.isenabled())
+
+
+class TestApiTime(base.TestCase):
+    """The report's times as the API has always shown them."""
+
+    def test_same_text_as_isotime(self):
+        paris = datetime.timezone(datetime.timedelta(hours=1))
+        for value in (
+                datetime.datetime(2026, 11, 27, 12, 0, tzinfo=paris),
+                datetime.datetime(2026, 11, 27, 12, 0, 0, 1, tzinfo=UTC),
+                datetime.datetime(2026, 11, 27, 12, 0, 0, 500000,
+                                  tzinfo=UTC),
+                datetime.datetime(2026, 2, 28, 23, 59, 59, 999999,
+                                  tzinfo=paris)):
+            self.assertEqual(
+                util.isotime(value),
+                coverage.api_time(core_coverage.time_text(value)))
+
+    def test_none(self):
+        self.assertIsNone(coverage.api_time(None))
