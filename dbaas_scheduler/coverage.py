@@ -22,9 +22,10 @@ first; :data:`PRECEDENCE`):
    oldest policy's creation) is older than the shortest RPO an enabled
    policy was given, or without one ``[coverage] max_age``: the recovery
    point it has is too old now;
-4. ``verification_failed`` -- the newest verification of its backups
-   failed (a hook: the service does not verify backups yet, so no
-   instance is in this state today);
+4. ``verification_failed`` -- the newest verification of the backups
+   of one of its enabled policies failed (the policy's
+   ``verify_failing``, which the next verification that passes, or
+   turning verification off, clears);
 5. ``below_minimum`` -- its enabled policies take fewer backups a day
    than ``[coverage] min_daily`` or none keeps ``[coverage] min_keep``
    backups: covered today, by less than the operator requires;
@@ -157,8 +158,8 @@ def time_text(value):
 def row_classifier(thresholds, now):
     """:func:`classify` of the rows of ``db.coverage.policy_rows``.
 
-    A function of such a row (the fields of :class:`Instance` but the
-    last, the times as :func:`time_text`; none failed a verification)
+    A function of such a row (the fields of :class:`Instance`, the times
+    as :func:`time_text`, ``verification_failed`` a number)
     returning its :class:`Verdict`, the same as :func:`classify` of the
     instance gives: a time is older than ``now`` less ``stale_after``
     seconds exactly when its text sorts before that time's.  For the
@@ -173,10 +174,15 @@ def row_classifier(thresholds, now):
     limits = {}
     unprotected = Verdict(UNPROTECTED, [UNPROTECTED])
     paused = Verdict(PAUSED, [PAUSED])
-    verdicts = {(False, False): Verdict(PROTECTED, [PROTECTED]),
-                (True, False): Verdict(STALE, [STALE]),
-                (False, True): Verdict(BELOW_MINIMUM, [BELOW_MINIMUM]),
-                (True, True): Verdict(STALE, [STALE, BELOW_MINIMUM])}
+    verdicts = {}
+    for stale in (False, True):
+        for failed in (False, True):
+            for below in (False, True):
+                reasons = [name for name, holds in (
+                    (STALE, stale), (VERIFICATION_FAILED, failed),
+                    (BELOW_MINIMUM, below)) if holds] or [PROTECTED]
+                verdicts[stale, failed, below] = Verdict(reasons[0],
+                                                         reasons)
 
     def limit(seconds):
         # The oldest time not stale yet, as text; a few RPOs at most.
@@ -188,7 +194,7 @@ def row_classifier(thresholds, now):
 
     def classify_row(row):
         (_, _, _, policies, enabled, last_success_at, first_created_at,
-         rpo, daily_runs, keeps, keeps_all) = row
+         rpo, daily_runs, keeps, keeps_all, failed) = row
         if not policies:
             return unprotected
         if not enabled:
@@ -200,7 +206,7 @@ def row_classifier(thresholds, now):
                   and daily_runs < rare_below)
                  or (bool(min_keep) and not keeps_all
                      and (keeps or 0) < min_keep))
-        return verdicts[stale, below]
+        return verdicts[stale, bool(failed), below]
 
     return classify_row
 

@@ -127,6 +127,11 @@ def _aggregates(as_text=False):
         sa.cast(sa.func.sum(_when_enabled(p.daily_runs)), sa.Float),
         sa.cast(sa.func.max(_when_enabled(keeps)), sa.Float),
         _sum(sa.case((no_rules, 1), else_=0), sa.Integer),
+        # Enabled policies whose newest verification failed (the flag
+        # the verification's outcome keeps: db.verifications).
+        _sum(sa.case((sa.and_(p.enabled == sa.true(),
+                              p.verify_failing == sa.true()), 1),
+                     else_=0), sa.Integer),
     ]
 
 
@@ -143,18 +148,19 @@ def policy_instances(context, project_id=None):
         query = query.where(p.project_id == project_id)
     # Typed columns (UTCDateTime) come back aware from min/max too.
     make = coverage.Instance
-    return [make(*row) for row in context.session.execute(query).all()]
+    return [make(*row[:-1], bool(row[-1]))
+            for row in context.session.execute(query).all()]
 
 
 @context_manager.reader
 def policy_rows(context, project_id=None):
     """:func:`policy_instances` as plain tuples, read through the driver.
 
-    The fields of :class:`~dbaas_scheduler.coverage.Instance` but the
-    last (``verification_failed``), the two times as the fixed-width
-    text of :class:`_TimeText` (None stays None): for the report of
-    100,000 instances, which neither needs the datetimes nor can afford
-    the typed result rows (issue 29).
+    The fields of :class:`~dbaas_scheduler.coverage.Instance` (the last,
+    ``verification_failed``, as a number of policies), the two times as
+    the fixed-width text of :class:`_TimeText` (None stays None): for the
+    report of 100,000 instances, which neither needs the datetimes nor
+    can afford the typed result rows (issue 29).
     """
     p = _POLICY.c
     query = sa.select(*_aggregates(as_text=True)).group_by(

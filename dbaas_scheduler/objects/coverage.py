@@ -147,7 +147,7 @@ def report(context, conf, project_id=None, state=None, now=None):
 
 
 # An instance no policy names (the rest of a row of policy_rows).
-_NO_POLICY = (0, 0, None, None, None, None, None, 0)
+_NO_POLICY = (0, 0, None, None, None, None, None, 0, 0)
 _UNKNOWN = object()
 
 

@@ -102,7 +102,8 @@ def _row(instance):
     """``instance`` as db.coverage.policy_rows reads it."""
     return instance[:5] + tuple(
         None if value is None else coverage.time_text(value)
-        for value in instance[5:7]) + instance[7:11]
+        for value in instance[5:7]) + instance[7:11] + (
+            int(instance.verification_failed),)
 
 
 class TestRowClassifier(base.TestCase):
@@ -125,20 +126,20 @@ class TestRowClassifier(base.TestCase):
                     dict(policies=policies, enabled_policies=enabled,
                          last_success_at=last, first_created_at=first,
                          rpo=rpo, daily_runs=daily, keeps=keeps,
-                         keeps_all=keeps_all)
+                         keeps_all=keeps_all, verification_failed=failed)
                     for policies, enabled in ((0, 0), (2, 0), (1, 1))
                     for last in times for first in times[:3]
                     for rpo in (None, 1800)
                     for daily in (None, 0.99, 0.98, 1 / 7.0, 3.0)
                     for keeps in (None, 0, 6.0, 7.0)
-                    for keeps_all in (0, 1)):
+                    for keeps_all in (0, 1)
+                    for failed in (False, True)):
                 instance = _instance(**values)
                 expected = coverage.classify(instance, rules, NOW)
                 got = classify_row(_row(instance))
                 self.assertEqual(expected, got, (instance, rules))
                 checked.add(got.state)
-        self.assertEqual(set(coverage.PRECEDENCE) - {'verification_failed'},
-                         checked)
+        self.assertEqual(set(coverage.PRECEDENCE), checked)
 
     def test_now_in_another_zone(self):
         tokyo = datetime.timezone(datetime.timedelta(hours=9))

@@ -116,6 +116,33 @@ class _Coverage(db_fixtures.DatabaseMixin):
         self.assertEqual(2, by_id['i-protected']['policies'])
         self.assertAlmostEqual(1.99, by_id['i-protected']['daily_runs'])
 
+    def test_a_failed_verification(self):
+        # An enabled policy whose newest verification failed: the
+        # instance is verification_failed, after stale and before
+        # below_minimum; a paused policy's failure says nothing.
+        self.add_policy('i-protected', verify_every=1, verify_failing=True)
+        self.add_policy('i-stale', verify_every=1, verify_failing=True,
+                        last_success_at=self.now - 3 * DAY)
+        self.add_policy('i-few', keep_daily=3, verify_every=1,
+                        verify_failing=True)
+        self.add_policy('i-weekly')
+        self.add_policy('i-weekly', enabled=False, next_execution_time=None,
+                        verify_every=1, verify_failing=True)
+        report = coverage_obj.report(self.context, self.conf, 'project-a',
+                                     now=self.now)
+        reasons = {i['instance_id']: i['reasons']
+                   for i in report['instances']}
+        self.assertEqual(['verification_failed'], reasons['i-protected'])
+        self.assertEqual(['stale', 'verification_failed'],
+                         reasons['i-stale'])
+        self.assertEqual(['verification_failed', 'below_minimum'],
+                         reasons['i-few'])
+        self.assertEqual(['protected'], reasons['i-weekly'])
+        self.assertEqual(2, report['counts']['verification_failed'])
+        failed = {i.instance_id for i in db_coverage.policy_instances(
+            self.context, 'project-a') if i.verification_failed}
+        self.assertEqual({'i-protected', 'i-stale', 'i-few'}, failed)
+
     def test_another_project_sees_none_of_it(self):
         self.make_mixed_states()
         report = coverage_obj.report(self.context, self.conf, 'project-b',
