@@ -24,6 +24,7 @@ import types
 import typing
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from dbaas_scheduler.db import api as db_api
 from dbaas_scheduler.db.api import context_manager
@@ -105,45 +106,95 @@ def claim_and_load(context, execution_ids, owner, claim_id, now,
     pre-ping, one commit) per message instead of three.  Returns a
     :class:`Claimed`.
     """
-    execution_ids = _claim(context, execution_ids, owner, claim_id, now,
-                           lease_seconds, limits)
-    if not execution_ids:
+    session = context.session
+    if session.get_bind().dialect.name == 'postgresql':
+        # One statement: the UPDATE returns exactly the rows it claimed.
+        execution_ids = _admitted(context, execution_ids, now, limits)
+        if not execution_ids:
+            return Claimed([], [], {})
+        rows = _rows(session.execute(
+            _CLAIM_AND_LOAD_POSTGRESQL, _claim_parameters(
+                execution_ids, owner, claim_id, now, lease_seconds)))
+    else:
+        execution_ids = _claim(context, execution_ids, owner, claim_id,
+                               now, lease_seconds, limits)
+        if not execution_ids:
+            return Claimed([], [], {})
+        rows = _rows(session.execute(_LOAD_CLAIMED, {
+            'ids': list(execution_ids), 'claim_id': claim_id}))
+    if not rows:
         return Claimed([], [], {})
-    rows = _load(context, sa.and_(_EXECUTION.c.id.in_(execution_ids),
-                                  _EXECUTION.c.claim_id == claim_id))
     executions = [execution for execution, _ in rows]
     return Claimed([execution.id for execution in executions], rows,
-                   find_overlaps(context, executions))
+                   find_overlaps(context, executions,
+                                 backends=_backends_loaded(rows)))
 
 
-def _claim(context, execution_ids, owner, claim_id, now, lease_seconds,
-           limits):
-    """The claim's UPDATE; the ids it was offered (after the limits)."""
-    if not execution_ids:
-        return []
-    if limits is not None and limits.active:
-        execution_ids = db_capacity.admit(context, execution_ids, limits,
-                                          now)
-        if not execution_ids:
-            return []
-    lease = now + datetime.timedelta(seconds=lease_seconds)
+def _claim_statement(ids):
+    """The claim's UPDATE, its values and conditions as bind parameters.
+
+    Built once (a constant statement: SQLAlchemy memoizes its cache key
+    and finds its compiled form at once) for ``ids``, the where clause
+    that selects the ids offered.
+    """
+    now = sa.bindparam('now', type_=_EXECUTION.c.started_at.type)
     claimable = sa.and_(
         sa.or_(_EXECUTION.c.status.in_(enums.ExecutionStatus.WAITING),
                sa.and_(_EXECUTION.c.status == _RUNNING,
                        _EXECUTION.c.lease_expires_at < now)),
         sa.or_(_EXECUTION.c.next_attempt_at.is_(None),
                _EXECUTION.c.next_attempt_at <= now))
-    values = _claim_values(owner, claim_id, lease, now)
+    values = _claim_values(
+        sa.bindparam('owner', type_=_EXECUTION.c.owner.type),
+        sa.bindparam('claim_id', type_=_EXECUTION.c.claim_id.type),
+        sa.bindparam('lease', type_=_EXECUTION.c.lease_expires_at.type),
+        now)
     # Why it waited (queued, resumed) no longer holds.
     values['status_reason'] = sa.case(
         (_EXECUTION.c.status_reason.like('queued:%'), None),
         (_EXECUTION.c.status_reason.like(
             db_scheduling.RESUMING_REASON + '%'), None),
         else_=_EXECUTION.c.status_reason)
-    context.session.execute(
-        sa.update(_EXECUTION)
-        .where(_EXECUTION.c.id.in_(execution_ids), claimable)
-        .values(**values))
+    return sa.update(_EXECUTION).where(ids, claimable).values(**values)
+
+
+# Every dialect: the ids as an expanding IN.
+_CLAIM = _claim_statement(
+    _EXECUTION.c.id.in_(sa.bindparam('ids', expanding=True)))
+
+# PostgreSQL: the claim and the load of what it claimed (the rows it
+# changed, with their policies) in one statement, the ids as one array.
+_CLAIMED = _claim_statement(
+    _EXECUTION.c.id == sa.any_(sa.bindparam(
+        'ids', type_=postgresql.ARRAY(sa.String)))).returning(
+    *_EXECUTION.c).cte('claimed')
+_CLAIM_AND_LOAD_POSTGRESQL = (
+    sa.select(*_CLAIMED.c, *_POLICY.c)
+    .select_from(_CLAIMED.outerjoin(
+        _POLICY, _POLICY.c.id == _CLAIMED.c.policy_id)))
+
+
+def _claim_parameters(execution_ids, owner, claim_id, now, lease_seconds):
+    return {'ids': list(execution_ids), 'owner': owner,
+            'claim_id': claim_id, 'now': now,
+            'lease': now + datetime.timedelta(seconds=lease_seconds)}
+
+
+def _admitted(context, execution_ids, now, limits):
+    """The ids offered that may be claimed (all, without active limits)."""
+    if execution_ids and limits is not None and limits.active:
+        return db_capacity.admit(context, execution_ids, limits, now)
+    return execution_ids
+
+
+def _claim(context, execution_ids, owner, claim_id, now, lease_seconds,
+           limits):
+    """The claim's UPDATE; the ids it was offered (after the limits)."""
+    execution_ids = _admitted(context, execution_ids, now, limits)
+    if not execution_ids:
+        return []
+    context.session.execute(_CLAIM, _claim_parameters(
+        execution_ids, owner, claim_id, now, lease_seconds))
     return execution_ids
 
 
@@ -190,16 +241,30 @@ _POLICY_KEYS = tuple(column.key for column in _POLICY.c)
 _SPLIT = len(_EXECUTION_KEYS)
 
 
+def _load_statement(where):
+    return (sa.select(*_EXECUTION.c, *_POLICY.c)
+            .select_from(_EXECUTION.outerjoin(
+                _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
+            .where(where))
+
+
+# What a claim took: the ids offered that carry its claim id.
+_LOAD_CLAIMED = _load_statement(sa.and_(
+    _EXECUTION.c.id.in_(sa.bindparam('ids', expanding=True)),
+    _EXECUTION.c.claim_id == sa.bindparam(
+        'claim_id', type_=_EXECUTION.c.claim_id.type)))
+
+
 def _load(context, where):
     """``[(execution, policy or None)]`` of the executions ``where``."""
-    query = (
-        sa.select(*_EXECUTION.c, *_POLICY.c)
-        .select_from(_EXECUTION.outerjoin(
-            _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
-        .where(where))
+    return _rows(context.session.execute(_load_statement(where)))
+
+
+def _rows(result):
+    """``[(execution, policy or None)]`` of rows of executions, policies."""
     namespace = types.SimpleNamespace
     found = []
-    for row in context.session.execute(query):
+    for row in result:
         execution = namespace(**dict(zip(_EXECUTION_KEYS, row[:_SPLIT])))
         policy_values = row[_SPLIT:]
         policy = (namespace(**dict(zip(_POLICY_KEYS, policy_values)))
@@ -235,6 +300,17 @@ def _backends_of(context, policy_ids):
     return dict(context.session.execute(query).all())
 
 
+def _backends_loaded(rows):
+    """``{policy id: backend}`` of the policies loaded with ``rows``.
+
+    What :func:`_backends_of` would read, taken from the policies
+    :func:`_load` just read in the same transaction: a query less per
+    message.
+    """
+    return {policy.id: policy.backend for _, policy in rows
+            if policy is not None}
+
+
 def _same_instance(backend, other_backend):
     """Whether two backends name one instance; None is a deleted policy's.
 
@@ -245,8 +321,32 @@ def _same_instance(backend, other_backend):
         backend == other_backend
 
 
+# The candidates of find_overlaps: one constant statement (its cache key
+# memoized), the instances and projects as expanding IN lists.
+_OVERLAPS = (
+    # Blocker's fields first, in its order.
+    sa.select(_EXECUTION.c.id, _EXECUTION.c.policy_id,
+              _EXECUTION.c.status, _EXECUTION.c.owner,
+              _EXECUTION.c.claim_id, _EXECUTION.c.backup_id,
+              _EXECUTION.c.scheduled_at, _EXECUTION.c.lease_expires_at,
+              _SERVICE.c.heartbeat_at,
+              _EXECUTION.c.instance_id, _EXECUTION.c.project_id,
+              _POLICY.c.backend)
+    .select_from(_EXECUTION.outerjoin(
+        _SERVICE, _SERVICE.c.id == _EXECUTION.c.owner).outerjoin(
+        _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
+    .where(_EXECUTION.c.instance_id.in_(
+        sa.bindparam('instances', expanding=True)),
+        _EXECUTION.c.project_id.in_(
+            sa.bindparam('projects', expanding=True)),
+        sa.or_(_EXECUTION.c.status == _RUNNING,
+               sa.and_(_EXECUTION.c.status.in_(
+                   enums.ExecutionStatus.WAITING),
+                   _EXECUTION.c.backup_id.is_not(None)))))
+
+
 @context_manager.reader
-def find_overlaps(context, executions):
+def find_overlaps(context, executions, backends=None):
     """For each execution, the others of its instance that go first.
 
     An instance is ``(backend, project_id, instance_id)``: a policy of
@@ -261,35 +361,24 @@ def find_overlaps(context, executions):
     a candidate is really running (its owner alive, its backup not
     finished) is for the caller to find out.  One query for all
     ``executions``; returns ``{execution id: [Blocker]}``, started backups
-    first.
+    first.  ``backends``, ``{policy id: backend}`` of the executions'
+    policies that exist, if the caller read them in this transaction
+    (otherwise they are read here).
     """
     if not executions:
         return {}
     instances = {execution.instance_id for execution in executions}
     projects = {execution.project_id for execution in executions}
-    query = (
-        sa.select(_EXECUTION.c.id, _EXECUTION.c.policy_id,
-                  _EXECUTION.c.status, _EXECUTION.c.owner,
-                  _EXECUTION.c.claim_id, _EXECUTION.c.backup_id,
-                  _EXECUTION.c.scheduled_at, _EXECUTION.c.lease_expires_at,
-                  _EXECUTION.c.instance_id, _EXECUTION.c.project_id,
-                  _POLICY.c.backend, _SERVICE.c.heartbeat_at)
-        .select_from(_EXECUTION.outerjoin(
-            _SERVICE, _SERVICE.c.id == _EXECUTION.c.owner).outerjoin(
-            _POLICY, _POLICY.c.id == _EXECUTION.c.policy_id))
-        .where(_EXECUTION.c.instance_id.in_(instances),
-               _EXECUTION.c.project_id.in_(projects),
-               sa.or_(_EXECUTION.c.status == _RUNNING,
-                      sa.and_(_EXECUTION.c.status.in_(
-                          enums.ExecutionStatus.WAITING),
-                          _EXECUTION.c.backup_id.is_not(None)))))
+    parameters = {'instances': sorted(instances),
+                  'projects': sorted(projects)}
     candidates = {}
-    for row in context.session.execute(query).all():
+    fields = len(Blocker._fields)
+    for row in context.session.execute(_OVERLAPS, parameters).all():
         candidates.setdefault((row.project_id, row.instance_id), []).append(
-            (row.backend, Blocker(*[row._mapping[field]
-                                    for field in Blocker._fields])))
-    backends = _backends_of(context, {execution.policy_id
-                                      for execution in executions})
+            (row.backend, Blocker(*row[:fields])))
+    if backends is None:
+        backends = _backends_of(context, {execution.policy_id
+                                          for execution in executions})
     overlaps = {}
     for execution in executions:
         mine = (execution.scheduled_at, execution.id)
@@ -511,17 +600,18 @@ def _aware(when):
 def list_backups_in_flight(context, owner):
     """``owner``'s RUNNING executions whose backup was started, with policy.
 
-    Returns ``[(execution, policy or None)]``; found through the
+    Returns ``[(execution, policy or None)]``, plain rows as
+    :func:`get_executions_and_policies` (a pass loads thousands: ORM
+    instances were the largest cost of a pass); found through the
     ``(owner, status)`` index, without reading other workers' rows.
     """
-    query = (
-        sa.select(models.BackupExecution, models.BackupPolicy)
-        .outerjoin(models.BackupPolicy, models.BackupPolicy.id
-                   == models.BackupExecution.policy_id)
-        .where(models.BackupExecution.owner == owner,
-               models.BackupExecution.status == _RUNNING,
-               models.BackupExecution.backup_id.is_not(None)))
-    return [tuple(row) for row in context.session.execute(query).all()]
+    return _rows(context.session.execute(_IN_FLIGHT, {'owner': owner}))
+
+
+_IN_FLIGHT = _load_statement(sa.and_(
+    _EXECUTION.c.owner == sa.bindparam('owner', type_=_EXECUTION.c.owner.type),
+    _EXECUTION.c.status == _RUNNING,
+    _EXECUTION.c.backup_id.is_not(None)))
 
 
 @context_manager.reader

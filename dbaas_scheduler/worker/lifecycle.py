@@ -110,6 +110,22 @@ MAX_RETRY_GAP = 600
 FRESH_CLAIM = 2.0
 
 
+def log_started(started):
+    """One INFO line for ``[(execution, policy, backup, instance id)]``.
+
+    ``Execution <id> of policy <id>: backup <id> started on instance
+    <id>`` for one; for several, ``<N> backups started: execution <id> of
+    policy <id>: backup <id> on instance <id>; ...``.
+    """
+    if len(started) == 1:
+        LOG.info('Execution %s of policy %s: backup %s started on instance '
+                 '%s', *started[0])
+        return
+    LOG.info('%d backups started: %s', len(started), '; '.join(
+        'execution %s of policy %s: backup %s on instance %s' % entry
+        for entry in started))
+
+
 class ExecutionRunner:
     """Claims executions and starts their backups (worker steps 1-3)."""
 
@@ -216,19 +232,29 @@ class ExecutionRunner:
         self._start_loaded(context, rows, overlaps, claim_id, fresh_until)
 
     def _start_loaded(self, context, rows, overlaps, claim_id, fresh_until):
-        """Start the executions of ``rows``, held under ``claim_id``."""
-        for execution, policy in rows:
-            if execution.claim_id != claim_id:
-                self._lost(execution, claim_id, 'before it started')
-                continue
-            try:
-                self.start(context, execution, policy,
-                           overlaps.get(execution.id, ()),
-                           fresh_until=fresh_until)
-            except Exception as exc:
-                LOG.exception('Execution %s: unexpected error while starting '
-                              'its backup', execution.id)
-                self._fail_unexpectedly(context, execution, exc)
+        """Start the executions of ``rows``, held under ``claim_id``.
+
+        The backups started are logged in one line at the end (or when an
+        error ends the loop): a line per backup was a tenth of the
+        worker's CPU time at a thousand backups a second.
+        """
+        started = []
+        try:
+            for execution, policy in rows:
+                if execution.claim_id != claim_id:
+                    self._lost(execution, claim_id, 'before it started')
+                    continue
+                try:
+                    self.start(context, execution, policy,
+                               overlaps.get(execution.id, ()),
+                               fresh_until=fresh_until, started=started)
+                except Exception as exc:
+                    LOG.exception('Execution %s: unexpected error while '
+                                  'starting its backup', execution.id)
+                    self._fail_unexpectedly(context, execution, exc)
+        finally:
+            if started:
+                log_started(started)
 
     def _lost(self, execution, claim_id, when):
         self.keeper.drop(execution.id, claim_id)
@@ -292,13 +318,14 @@ class ExecutionRunner:
                        'was unreachable')
 
     def start(self, context, execution, policy, blockers=(),
-              fresh_until=None):
+              fresh_until=None, started=None):
         """Steps 2 and 3 for one claimed execution; what it did.
 
         ``blockers`` are the other executions of the same instance that
         go first (see ``db_worker.find_overlaps``); this one waits for the
         first of them that is really running.  Returns STARTED, FINISHED,
-        RELEASED or LOST.
+        RELEASED or LOST.  A backup started is logged at once, or, given
+        a list ``started``, added to it for :func:`log_started`.
         """
         if execution.backup_id is not None:
             # Resumed after its worker died: the poller takes it from here.
@@ -369,9 +396,11 @@ class ExecutionRunner:
                        'while its backup was being created')
             self.compensator.claim_lost(context, execution, policy, backup)
             return LOST
-        LOG.info('Execution %s of policy %s: backup %s started on instance '
-                 '%s', execution.id, policy.id, backup.id,
-                 policy.instance_id)
+        entry = (execution.id, policy.id, backup.id, policy.instance_id)
+        if started is None:
+            log_started([entry])
+        else:
+            started.append(entry)
         return STARTED
 
     def _backend_failed(self, context, execution, policy, error):

@@ -554,6 +554,55 @@ class _FencingTests(test_worker.WorkerMixin):
         self.assertIn(first.id, skipped.status_reason)
         self.assertEqual(1, self.trove.create_count(instance))
 
+    def test_claim_and_load_returns_exactly_what_it_claimed(self):
+        # On PostgreSQL one UPDATE ... RETURNING: the rows returned must
+        # be those this claim changed, as the SELECT by claim id read.
+        policy = self.add_policy()
+        free = self.add_execution(policy, minutes=1)
+        queued = self.add_execution(policy, minutes=2, status='PENDING',
+                                    status_reason='queued: behind x')
+        held = self.add_execution(policy, minutes=3)
+        finished = self.add_execution(policy, minutes=4, status='SUCCEEDED')
+        later = self.add_execution(
+            policy, minutes=5, status='PENDING',
+            next_attempt_at=timeutils.utcnow(True)
+            + datetime.timedelta(hours=1))
+        now = timeutils.utcnow(True)
+        [taken] = db_worker.claim_executions(
+            self.context, [held.id], 'other-worker', 'other-claim', now, 60)
+        ids = [free.id, queued.id, held.id, finished.id, later.id,
+               'no-such-execution']
+        claimed = db_worker.claim_and_load(
+            self.context, ids, 'w-0', 'claim-1', now, 60)
+        self.assertEqual({free.id, queued.id}, set(claimed.ids))
+        self.assertEqual(sorted(claimed.ids),
+                         sorted(e.id for e, _ in claimed.rows))
+        for execution, loaded_policy in claimed.rows:
+            self.assertEqual(('RUNNING', 'w-0', 'claim-1', 1),
+                             (execution.status, execution.owner,
+                              execution.claim_id, execution.attempts))
+            self.assertEqual(now + datetime.timedelta(seconds=60),
+                             execution.lease_expires_at)
+            self.assertEqual(now, execution.started_at)
+            self.assertIsNone(execution.status_reason)
+            self.assertEqual((policy.id, policy.backend),
+                             (loaded_policy.id, loaded_policy.backend))
+        # What the claim returned is what the database holds.
+        self.assertEqual('claim-1', self.execution(queued.id).claim_id)
+        self.assertEqual('other-claim', self.execution(held.id).claim_id)
+        self.assertEqual('SUCCEEDED', self.execution(finished.id).status)
+        self.assertEqual('PENDING', self.execution(later.id).status)
+        # The same message again (a second cast) claims nothing.
+        again = db_worker.claim_and_load(
+            self.context, ids, 'w-1', 'claim-2', now, 60)
+        self.assertEqual(([], [], {}), tuple(again))
+        # The executions of one instance running, this claim's included,
+        # that go first: the earlier slots, oldest first.
+        self.assertEqual([held.id, queued.id], [
+            blocker.id for blocker in claimed.overlaps[free.id]])
+        self.assertEqual([held.id], [
+            blocker.id for blocker in claimed.overlaps[queued.id]])
+
 
 class TestFencingSQLite(_FencingTests, base.TestCase):
     DRIVER = 'sqlite'
