@@ -197,6 +197,13 @@ class _Holds(_Instance):
                          self.listed())
 
     def test_two_workers_delete_each_backup_once(self):
+        if self.DRIVER == 'sqlite':
+            # The two threads' claims commit and roll back each other's
+            # work on the one shared connection (1 run in 3 deleted only
+            # three of the four): not what two worker processes do.
+            self.skipTest('the in-memory SQLite test database is a single '
+                          'connection shared by every thread; concurrent '
+                          'deletes are tested on MariaDB and PostgreSQL')
         self.conf.set_override('retention_grace', 0, group='worker')
         deletes = []
         delete = self.backend.delete_backup
