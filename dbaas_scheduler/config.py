@@ -11,6 +11,7 @@
 # under the License.
 """Command-line and configuration-file parsing shared by the programs."""
 
+import logging as std_logging
 import re
 
 from oslo_config import cfg
@@ -55,6 +56,43 @@ def parse_args(conf, argv, default_config_files=None, command_line=False):
          default_config_files=default_config_files)
     check_values(conf)
     logging.setup(conf, PROJECT)
+    quiet_pool_resets()
+
+
+# What SQLAlchemy's pool logs, with a traceback at ERROR, when it cannot
+# roll back a connection it takes back: the server or the network went
+# away while the connection was out.  The pool discards the connection,
+# and what was using it has its own error, handled (and logged) there.
+_POOL_RESET = 'Exception during reset or similar'
+
+
+class PoolResetFilter(std_logging.Filter):
+    """SQLAlchemy's pool reset failure as one WARNING line.
+
+    On the handlers: a database outage otherwise writes a traceback for
+    each connection in use, from a library, about a connection nobody
+    uses again -- noise beside the service's own one-line messages.
+    """
+
+    def filter(self, record):
+        if (record.exc_info and record.name.startswith('sqlalchemy.pool')
+                and str(record.msg).startswith(_POOL_RESET)):
+            error = record.exc_info[1]
+            record.msg = ('A database connection could not be reset and '
+                          'was discarded: %s: %s')
+            record.args = (type(error).__name__,
+                           str(error).splitlines()[0] if str(error) else '')
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = (std_logging.WARNING,
+                                                'WARNING')
+        return True
+
+
+def quiet_pool_resets(logger=None):
+    """Put :class:`PoolResetFilter` on the handlers of ``logger`` (root)."""
+    for handler in (logger or std_logging.getLogger()).handlers:
+        if not any(isinstance(f, PoolResetFilter) for f in handler.filters):
+            handler.addFilter(PoolResetFilter())
 
 
 def check_values(conf):
