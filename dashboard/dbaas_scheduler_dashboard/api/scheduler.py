@@ -46,9 +46,9 @@ class Policy(base.APIDictWrapper):
               'start_at', 'end_at', 'remaining_runs', 'enabled',
               'paused_reason', 'overlap_policy', 'catchup_window',
               'keep_last', 'keep_daily', 'keep_weekly', 'keep_monthly',
-              'max_age_days', 'verify_every', 'verify_schedule',
-              'next_execution_time', 'last_execution_id', 'created_at',
-              'updated_at']
+              'max_age_days', 'verify_every', 'verify_schedule', 'rpo',
+              'start_window', 'completion_window', 'next_execution_time',
+              'last_execution_id', 'created_at', 'updated_at']
 
     # Filled in by the views: the policy's last execution, if any.
     last_execution = None

@@ -50,9 +50,11 @@ FIELDS = ('name', 'description', 'instance_id', 'backend', 'schedule_type',
           'schedule', 'timezone', 'start_at', 'end_at', 'keep_last',
           'keep_daily', 'keep_weekly', 'keep_monthly', 'max_age_days',
           'overlap_policy', 'catchup_window', 'verify_every',
-          'verify_schedule')
+          'verify_schedule', 'rpo', 'start_window', 'completion_window')
+# Protection: empty means derived from the schedule (null in the API).
+PROTECTION = ('rpo', 'start_window', 'completion_window')
 OPTIONAL = ('description', 'backend', 'start_at', 'end_at', 'catchup_window',
-            'verify_every', 'verify_schedule')
+            'verify_every', 'verify_schedule') + PROTECTION
 COUNTS = ('keep_last', 'keep_daily', 'keep_weekly', 'keep_monthly',
           'max_age_days')
 
@@ -201,6 +203,24 @@ class OptionsAction(workflows.Action):
                     'cron schedule, in the policy\'s time zone, e.g. '
                     '"0 4 * * 0" (Sundays at 04:00); not with "Verify '
                     'Every Nth Backup".'))
+    # The API's bounds (API 1.1 for the windows, 1.2 for the RPO).
+    rpo = forms.IntegerField(
+        label=_('Recovery Point Objective (seconds)'), min_value=60,
+        max_value=10 * 366 * 86400, required=False,
+        help_text=_('The maximum acceptable age of the newest successful '
+                    'backup; empty: derived from the schedule.'))
+    start_window = forms.IntegerField(
+        label=_('Start Window (seconds)'), min_value=60,
+        max_value=7 * 86400, required=False,
+        help_text=_('How long after its slot a backup may still start; '
+                    'one not started by then ends EXPIRED. Empty: derived '
+                    'from the schedule.'))
+    completion_window = forms.IntegerField(
+        label=_('Completion Window (seconds)'), min_value=60,
+        max_value=31 * 86400, required=False,
+        help_text=_('How long after its slot a backup should have '
+                    'finished; not shorter than the start window. Empty: '
+                    'derived from the schedule.'))
 
     class Meta(object):
         name = _('Options')
@@ -233,7 +253,7 @@ class SetRetention(_Step):
 class SetOptions(_Step):
     action_class = OptionsAction
     contributes = ('overlap_policy', 'catchup_window', 'verify_every',
-                   'verify_schedule')
+                   'verify_schedule') + PROTECTION
 
 
 class _PolicyWorkflow(workflows.Workflow):
@@ -303,9 +323,11 @@ class UpdatePolicy(_PolicyWorkflow):
         for name, value in self.values(data).items():
             if getattr(original, name, None) != value:
                 changes[name] = value
-        # A count or time emptied is a rule removed.
+        # A count or time emptied is a rule removed; a protection field
+        # emptied is derived from the schedule again.
         for name in COUNTS + ('start_at', 'end_at', 'catchup_window',
-                              'verify_every', 'verify_schedule'):
+                              'verify_every',
+                              'verify_schedule') + PROTECTION:
             if (data.get(name) in (None, '')
                     and getattr(original, name, None) is not None):
                 changes[name] = None

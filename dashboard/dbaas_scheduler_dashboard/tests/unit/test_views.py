@@ -22,6 +22,7 @@ import threading
 from unittest import mock
 
 import django
+from django.core import exceptions as django_exceptions
 from django.test import RequestFactory
 import fixtures
 import testtools
@@ -170,6 +171,75 @@ class TestVerificationFields(testtools.TestCase):
         self.assertIn('verify_schedule', workflows.FIELDS)
         self.assertEqual('0 4 * * 0', policy(
             verify_schedule='0 4 * * 0').verify_schedule)
+
+
+class TestProtectionFields(testtools.TestCase):
+
+    def test_sent_when_given_left_out_when_empty(self):
+        data = {'name': 'nightly', 'instance_id': 'notes',
+                'schedule_type': 'cron', 'schedule': '30 2 * * *',
+                'timezone': 'UTC', 'overlap_policy': 'skip',
+                'rpo': 90000, 'start_window': None,
+                'completion_window': 14400}
+        values = workflows._PolicyWorkflow.values(None, data)
+        self.assertEqual(90000, values['rpo'])
+        self.assertEqual(14400, values['completion_window'])
+        self.assertNotIn('start_window', values)
+        data.update(rpo=None, start_window=3600, completion_window=None)
+        values = workflows._PolicyWorkflow.values(None, data)
+        self.assertEqual(3600, values['start_window'])
+        self.assertNotIn('rpo', values)
+        self.assertNotIn('completion_window', values)
+
+    def test_emptied_on_an_edit_is_derived_again(self):
+        original = policy(rpo=90000, start_window=3600,
+                          completion_window=None, overlap_policy='skip')
+        sent = []
+        flow = mock.Mock(
+            context={'policy': original},
+            values=lambda data: workflows._PolicyWorkflow.values(None, data),
+            call=lambda request, function, *args: sent.append(args))
+        data = {name: getattr(original, name, None)
+                for name in workflows.FIELDS}
+        data.update(rpo=None, start_window=3600, completion_window=7200)
+        workflows.UpdatePolicy.handle(flow, None, data)
+        self.assertEqual([('p-1', {'rpo': None,
+                                   'completion_window': 7200})], sent)
+
+    def test_the_edit_form_starts_from_the_policy(self):
+        found = policy(rpo=90000, start_window=3600,
+                       completion_window=7200)
+        for name, value in (('rpo', 90000), ('start_window', 3600),
+                            ('completion_window', 7200)):
+            self.assertIn(name, workflows.FIELDS)
+            self.assertEqual(value, getattr(found, name))
+
+    def test_the_bounds_are_the_apis(self):
+        action = workflows.OptionsAction
+        for name, low, high in (('rpo', 60, 10 * 366 * 86400),
+                                ('start_window', 60, 7 * 86400),
+                                ('completion_window', 60, 31 * 86400)):
+            field = action.base_fields[name]
+            self.assertFalse(field.clean(''))
+            self.assertEqual(low, field.clean(str(low)))
+            self.assertEqual(high, field.clean(str(high)))
+            self.assertRaises(django_exceptions.ValidationError,
+                              field.clean, str(low - 1))
+            self.assertRaises(django_exceptions.ValidationError,
+                              field.clean, str(high + 1))
+
+    def test_the_services_checks_name_their_field(self):
+        for detail, field in (
+                ('Invalid input: rpo is a number of seconds from 60 to '
+                 '316224000 (or null for the default, derived from the '
+                 'schedule), not 10.', 'rpo'),
+                ('Invalid input: completion_window (600 s) must not be '
+                 'shorter than start_window (3600 s): both are counted '
+                 'from the slot.', 'completion_window'),
+                ('Invalid input: start_window must be a whole number of '
+                 'seconds from 60 to 604800, not 30.', 'start_window')):
+            self.assertEqual(field, workflows.field_of(error(
+                400, 'dbaas_scheduler.invalid', detail)))
 
 
 class _RequestTest(testtools.TestCase):
