@@ -67,6 +67,22 @@ def policy(**values):
     return scheduler.Policy(base)
 
 
+def edit(original, **changes):
+    """What the edit workflow sends for ``original`` with ``changes``.
+
+    ``[(policy id, changed fields)]``, one per update call.
+    """
+    sent = []
+    flow = mock.Mock(
+        context={'policy': original},
+        values=lambda data: workflows._PolicyWorkflow.values(None, data),
+        call=lambda request, function, *args: sent.append(args))
+    data = {name: getattr(original, name, None) for name in workflows.FIELDS}
+    data.update(changes)
+    workflows.UpdatePolicy.handle(flow, None, data)
+    return sent
+
+
 class TestWords(testtools.TestCase):
 
     def test_cron_in_words(self):
@@ -155,17 +171,9 @@ class TestVerificationFields(testtools.TestCase):
     def test_emptied_on_an_edit_turns_it_off(self):
         original = policy(verify_schedule='0 4 * * 0', verify_every=None,
                           overlap_policy='skip')
-        sent = []
-        flow = mock.Mock(
-            context={'policy': original},
-            values=lambda data: workflows._PolicyWorkflow.values(None, data),
-            call=lambda request, function, *args: sent.append(args))
-        data = {name: getattr(original, name, None)
-                for name in workflows.FIELDS}
-        data.update(verify_schedule='', verify_every=2)
-        workflows.UpdatePolicy.handle(flow, None, data)
         self.assertEqual([('p-1', {'verify_schedule': None,
-                                   'verify_every': 2})], sent)
+                                   'verify_every': 2})],
+                         edit(original, verify_schedule='', verify_every=2))
 
     def test_the_edit_form_starts_from_the_policy(self):
         self.assertIn('verify_schedule', workflows.FIELDS)
@@ -194,17 +202,10 @@ class TestProtectionFields(testtools.TestCase):
     def test_emptied_on_an_edit_is_derived_again(self):
         original = policy(rpo=90000, start_window=3600,
                           completion_window=None, overlap_policy='skip')
-        sent = []
-        flow = mock.Mock(
-            context={'policy': original},
-            values=lambda data: workflows._PolicyWorkflow.values(None, data),
-            call=lambda request, function, *args: sent.append(args))
-        data = {name: getattr(original, name, None)
-                for name in workflows.FIELDS}
-        data.update(rpo=None, start_window=3600, completion_window=7200)
-        workflows.UpdatePolicy.handle(flow, None, data)
         self.assertEqual([('p-1', {'rpo': None,
-                                   'completion_window': 7200})], sent)
+                                   'completion_window': 7200})],
+                         edit(original, rpo=None, start_window=3600,
+                              completion_window=7200))
 
     def test_the_edit_form_starts_from_the_policy(self):
         found = policy(rpo=90000, start_window=3600,
