@@ -103,6 +103,11 @@ class BackupPoller:
         self._due_lock = threading.Lock()
         # Set by the service: wakes the poller loop.
         self.wake = None
+        # Set by the service: true once it is stopping.  A pass then ends
+        # before its next backup: a burst of outcomes takes minutes, and
+        # what is not checked is given back with the leases (the stop's
+        # release_all) and resumed by another worker.
+        self.stopping = lambda: False
 
     def close(self):
         self._pool.shutdown(wait=True)
@@ -196,6 +201,8 @@ class BackupPoller:
                         policy.project_id, exc)
             found = {}
         for execution, policy in pairs:
+            if self.stopping():
+                return
             backup = found.get(execution.backup_id)
             if backup is None:
                 self.check(context, execution, policy)
@@ -211,6 +218,8 @@ class BackupPoller:
         Whatever happens -- the backend keeps failing, a bug -- an execution
         does not outlive ``[worker] backup_timeout``.
         """
+        if self.stopping():
+            return
         try:
             if policy is None:
                 self.outcome.finish(

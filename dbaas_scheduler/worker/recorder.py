@@ -18,6 +18,9 @@ trip more than its statement (oslo.db pings each connection it checks
 out) and a commit: instead of one transaction per id, a recorder thread
 commits together the ids that arrived while the previous commit ran
 (group commit).  A lone id waits for nothing more than its own commit.
+The thread keeps one connection for it (``db_worker.BackupIdWriter``:
+one round trip per batch on PostgreSQL), and falls back to a session
+from the pool when that connection fails.
 """
 
 import queue
@@ -80,6 +83,8 @@ class BackupIdRecorder:
         self._queue = queue.Queue()
         self._thread = None
         self._lock = threading.Lock()
+        # The recorder thread's own connection (db/worker.py).
+        self._writer = db_worker.BackupIdWriter()
 
     def record(self, execution_id, claim_id, backup_id):
         """Commit ``backup_id``; False if claim ``claim_id`` was superseded.
@@ -114,6 +119,7 @@ class BackupIdRecorder:
         while True:
             first = self._queue.get()
             if first is None:
+                self._writer.close()
                 return
             batch = [first]
             while len(batch) < MAX_BATCH:
@@ -127,9 +133,25 @@ class BackupIdRecorder:
                 batch.append(item)
             self._commit(context, batch)
 
+    def _record(self, context, triples):
+        """On the kept connection if it can, else through a session."""
+        try:
+            recorded = self._writer.record(triples)
+        except Exception as exc:
+            # The connection was lost (the database restarted, failed
+            # over): the batch again, the usual way, which reconnects.
+            LOG.warning('Recording %d backup ids on the recorder\'s '
+                        'connection failed (%s: %s); recording them through '
+                        'a new one', len(triples), type(exc).__name__,
+                        ' '.join(str(exc).split())[:200])
+            recorded = None
+        if recorded is None:
+            recorded = db_worker.record_backup_ids(context, triples)
+        return recorded
+
     def _commit(self, context, batch):
         try:
-            recorded = db_worker.record_backup_ids(
+            recorded = self._record(
                 context, [(item.execution_id, item.claim_id, item.backup_id)
                           for item in batch])
         except Exception:

@@ -171,6 +171,7 @@ class WorkerService(service.LoopingService):
             self.parts.runner,
             verification.RestoreDispatcher(self.conf, self.service_id))
         self.parts.poller.wake = lambda: self.wake('poller')
+        self.parts.poller.stopping = self._stopping.is_set
         backends.add_finish_listener(self.parts.poller.backup_may_be_finished)
         if self.conf.rpc_transport == 'none':
             rpc.register_local_endpoint(self.topic, self._endpoint, pool_size)

@@ -493,6 +493,38 @@ class _WorkerTests(WorkerMixin):
         self.assertEqual(set(created) - remaining, deleted)
         self.assertEqual(365 + 1 - len(kept_days), len(deleted))
 
+    def test_a_stopping_worker_ends_its_poll_pass_early(self):
+        # Three backups of one project (asked for at once), and one of
+        # another project's (checked by itself): the stop is seen before
+        # each outcome.
+        policies = [self.add_policy() for _ in range(3)]
+        policies.append(self.add_policy(project_id='other-project'))
+        executions = [self.add_execution(policy) for policy in policies]
+        for execution in executions:
+            self.runner.run(self.context, [execution.id])
+        finished = []
+        real_finish = self.poller.outcome.finish
+
+        def finish(*args, **kwargs):
+            finished.append(args[1].id)
+            return real_finish(*args, **kwargs)
+
+        self.useFixture(fixtures.MockPatchObject(
+            self.poller.outcome, 'finish', side_effect=finish))
+        # Stopping from the first outcome on.
+        self.poller.stopping = lambda: bool(finished)
+        self.poller.run_pass(self.context)
+        statuses = [self.execution(e.id).status for e in executions]
+        self.assertLessEqual(len(finished), 2, finished)
+        self.assertEqual(len(finished), statuses.count('SUCCEEDED'))
+        self.assertEqual(len(executions) - len(finished),
+                         statuses.count('RUNNING'))
+        # The next worker (or this one started again) finishes the rest.
+        self.poller.stopping = lambda: False
+        self.poller.run_pass(self.context)
+        self.assertEqual(['SUCCEEDED'] * len(executions),
+                         [self.execution(e.id).status for e in executions])
+
     def test_engine_note_survives_success(self):
         policy = self.add_policy()
         execution = self.add_execution(
@@ -538,8 +570,20 @@ class _WorkerTests(WorkerMixin):
             calls.append(len(recorded))
             return real(context, recorded)
 
+        writer = recorder._writer
+        real_writer = writer.record
+
+        def counted_writer(recorded):
+            # None: not on this database (SQLite), the session records.
+            result = real_writer(recorded)
+            if result is not None:
+                calls.append(len(recorded))
+            return result
+
         self.useFixture(fixtures.MockPatchObject(
             db_worker, 'record_backup_ids', counted))
+        self.useFixture(fixtures.MockPatchObject(
+            writer, 'record', counted_writer))
         # The last one was claimed again since (claim-2): claim-1 is gone.
         threads = [threading.Thread(
             target=lambda e=e: answers.__setitem__(
@@ -562,6 +606,9 @@ class _WorkerTests(WorkerMixin):
         recorder = self.runner.recorder
         mine = self._running_executions(self.runner.owner, 3)
         self.useFixture(fixtures.MockPatchObject(
+            recorder._writer, 'record',
+            side_effect=RuntimeError('batch failed')))
+        self.useFixture(fixtures.MockPatchObject(
             db_worker, 'record_backup_ids',
             side_effect=RuntimeError('batch failed')))
         items = [recorder_module._Pending(e, 'claim-1', 'backup-' + e)
@@ -575,6 +622,9 @@ class _WorkerTests(WorkerMixin):
     def test_backup_id_error_reaches_the_caller(self):
         [execution_id] = self._running_executions(self.runner.owner, 1)
         self.useFixture(fixtures.MockPatchObject(
+            self.runner.recorder._writer, 'record',
+            side_effect=RuntimeError('database gone')))
+        self.useFixture(fixtures.MockPatchObject(
             db_worker, 'record_backup_ids',
             side_effect=RuntimeError('database gone')))
         self.useFixture(fixtures.MockPatchObject(
@@ -583,6 +633,66 @@ class _WorkerTests(WorkerMixin):
         self.assertRaisesRegex(RuntimeError, 'database gone',
                                self.runner.recorder.record, execution_id,
                                'claim-1', 'backup-1')
+
+    def _kept_connection(self, writer):
+        """The server's id of the connection ``writer`` keeps."""
+        dbapi = writer._connection.dbapi_connection
+        if self.DRIVER == 'postgresql':
+            return dbapi.get_backend_pid()
+        return dbapi.thread_id()
+
+    def test_backup_id_writer_keeps_the_claims_conditions(self):
+        if self.DRIVER == 'sqlite':
+            self.skipTest('no kept connection on SQLite (the session '
+                          'records)')
+        writer = db_worker.BackupIdWriter()
+        self.addCleanup(writer.close)
+        mine = self._running_executions(self.runner.owner, 3)
+        [lost] = self._running_executions(self.runner.owner, 1,
+                                          claim_id='claim-2')
+        [before] = self._running_executions(self.runner.owner, 1)
+        self.assertEqual({before}, writer.record(
+            [(before, 'claim-1', 'backup-before')]))
+        first = self._kept_connection(writer)
+        recorded = writer.record(
+            [(e, 'claim-1', 'backup-' + e) for e in mine + [lost]]
+            # Recorded already under this claim: counts as recorded.
+            + [(before, 'claim-1', 'backup-before')])
+        self.assertEqual(set(mine) | {before}, recorded)
+        self.assertEqual(first, self._kept_connection(writer))
+        self.assertIsNone(self.execution(lost).backup_id)
+        # Never replaced, whoever asks.
+        self.assertEqual(set(), writer.record(
+            [(before, 'claim-1', 'backup-other')]))
+        self.assertEqual('backup-before', self.execution(before).backup_id)
+        # Committed: another connection sees every one.
+        for execution_id in mine:
+            self.assertEqual('backup-' + execution_id,
+                             self.execution(execution_id).backup_id)
+
+    def test_backup_ids_recorded_when_the_kept_connection_dies(self):
+        if self.DRIVER == 'sqlite':
+            self.skipTest('no kept connection on SQLite')
+        recorder = self.runner.recorder
+        first, second = self._running_executions(self.runner.owner, 2)
+        self.assertTrue(recorder.record(first, 'claim-1', 'backup-1'))
+        writer = recorder._writer
+        killed = self._kept_connection(writer)
+        with self.engine.connect() as connection:
+            if self.DRIVER == 'postgresql':
+                connection.execute(sa.text(
+                    'SELECT pg_terminate_backend(:pid)'), {'pid': killed})
+            else:
+                connection.execute(sa.text('KILL %d' % killed))
+        # The batch is recorded through the pool; the next one opens a
+        # new kept connection.
+        self.assertTrue(recorder.record(second, 'claim-1', 'backup-2'))
+        self.assertEqual('backup-2', self.execution(second).backup_id)
+        [third] = self._running_executions(self.runner.owner, 1)
+        self.assertTrue(recorder.record(third, 'claim-1', 'backup-3'))
+        self.assertNotEqual(killed, self._kept_connection(writer))
+        recorder.stop()
+        self.assertIsNone(writer._connection)
 
     def test_policy_deleted_before_the_run(self):
         policy = self.add_policy()
