@@ -140,10 +140,10 @@ class BackupIdRecorder:
         except Exception as exc:
             # The connection was lost (the database restarted, failed
             # over): the batch again, the usual way, which reconnects.
+            # (oslo.log adds the error's summary to the line.)
             LOG.warning('Recording %d backup ids on the recorder\'s '
-                        'connection failed (%s: %s); recording them through '
-                        'a new one', len(triples), type(exc).__name__,
-                        ' '.join(str(exc).split())[:200])
+                        'connection failed (%s); recording them through '
+                        'a new one', len(triples), type(exc).__name__)
             recorded = None
         if recorded is None:
             recorded = db_worker.record_backup_ids(context, triples)
