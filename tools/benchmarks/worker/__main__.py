@@ -80,6 +80,11 @@ def parse_args(argv):
     parser.add_argument('--fake-build-seconds', type=float, default=0.0,
                         help='Claims: the fake backend\'s backup duration '
                              '(default 0).')
+    parser.add_argument('--outcomes', action='store_true',
+                        help='Claims: once all started, also wait for '
+                             'the workers\' poll passes to record every '
+                             'outcome (SUCCEEDED, with retention and the '
+                             'protection state) and report their cost.')
     parser.add_argument('--per-message', type=int, default=20,
                         help='Executions per cast (default 20, as the '
                              'engine\'s executions_per_message; 1 uses '

@@ -84,6 +84,12 @@ def run_claims(bench):
     after = machine.snapshot()
     for profiler in profilers:
         profiler.stop()
+    cpu = {}
+    for worker in bench.workers:
+        samples = sampler.samples[worker.number]
+        cpu[worker.number] = samples[-1]['cpu'] - samples[0]['cpu']
+    outcomes = (measure_outcomes(bench, db, count, sampler)
+                if args.outcomes else None)
     rows = db.rows(sa.select(
         EXECUTIONS.c.owner, EXECUTIONS.c.started_at, EXECUTIONS.c.attempts,
         EXECUTIONS.c.status, EXECUTIONS.c.backup_id))
@@ -96,15 +102,78 @@ def run_claims(bench):
     if not claims:
         bench.report.section('Claims: nothing was claimed')
         return
-    cpu = {}
-    for worker in bench.workers:
-        samples = sampler.samples[worker.number]
-        cpu[worker.number] = samples[-1]['cpu'] - samples[0]['cpu']
     report_claims(bench, rows, claims, logs, cpu, {
         'startup': startup, 'cast': (cast_start, cast_end),
         'backlog': backlog, 'consumers': consumers, 'finished': finished,
         'usage': (before, after), 'seen': seen, 'profilers': profilers,
         'stopped': stopped})
+    if outcomes is not None:
+        report_outcomes(bench, outcomes)
+
+
+FINISHED = ('SUCCEEDED', 'FAILED', 'SKIPPED', 'EXPIRED')
+
+
+def measure_outcomes(bench, db, count, sampler):
+    """Wait for the poll passes to finish every execution; what it cost.
+
+    The fake backend's backups are complete once created: each worker's
+    next full poll pass (``[worker] poll_interval``) finds all of its
+    backups done and records their outcomes (``outcome.Outcomes.finish``:
+    the final state, the protection state, reconciliation, notifications;
+    then retention).  Measured from all started to all finished, so the
+    wait for the first pass is in the wall time but costs no CPU.
+    """
+    marks = {worker.number: len(sampler.samples[worker.number])
+             for worker in bench.workers}
+    before = machine.snapshot()
+    finished = sa.select(sa.func.count()).where(
+        EXECUTIONS.c.status.in_(FINISHED))
+
+    def all_finished():
+        done = db.scalar(finished)
+        if done >= count:
+            return True
+        return '%d outcomes recorded of %d' % (done, count)
+    complete = bench.wait(all_finished, 'outcomes', bench.args.timeout)
+    sampler.take()
+    after = machine.snapshot()
+    cpu = {}
+    for worker in bench.workers:
+        samples = sampler.samples[worker.number]
+        cpu[worker.number] = (samples[-1]['cpu']
+                              - samples[marks[worker.number] - 1]['cpu'])
+    rows = db.rows(sa.select(EXECUTIONS.c.owner, EXECUTIONS.c.status,
+                             EXECUTIONS.c.finished_at))
+    return {'complete': complete, 'usage': (before, after), 'cpu': cpu,
+            'rows': rows}
+
+
+def report_outcomes(bench, outcomes):
+    report = bench.report
+    rows = outcomes['rows']
+    ended = sorted(row.finished_at.timestamp() for row in rows
+                   if row.finished_at is not None)
+    report.section('Outcomes: the poll passes that record them')
+    report.item('recorded', '%d of %d%s' % (
+        len(ended), len(rows), '' if outcomes['complete'] else ' TIMEOUT'))
+    states = collections.Counter(row.status for row in rows)
+    report.item('statuses', ', '.join(
+        '%s %d' % item for item in sorted(states.items())))
+    if len(ended) > 1:
+        report.item('rate, first -> last finished_at', '%.0f /s  (%d in '
+                    '%.2f s)' % (len(ended) / max(ended[-1] - ended[0],
+                                                  1e-6),
+                                 len(ended), ended[-1] - ended[0]))
+    number_of = {w.service_id: w.number for w in bench.workers}
+    mine = collections.Counter(number_of.get(row.owner) for row in rows
+                               if row.finished_at is not None)
+    for number, used in sorted(outcomes['cpu'].items()):
+        report.item('worker %s' % number, '%d outcomes; CPU %.1f s (%.2f '
+                    'ms per outcome)' % (mine[number], used,
+                                         1000 * used / max(mine[number], 1)))
+    report.item('machine, all started -> all finished', machine.usage(
+        *outcomes['usage'], 'workers', sum(outcomes['cpu'].values())))
 
 
 def report_claims(bench, rows, claims, logs, cpu, run):
