@@ -491,9 +491,17 @@ def record_backup_ids(context, recorded):
         query = sa.select(_EXECUTION.c.id, _EXECUTION.c.claim_id,
                           _EXECUTION.c.backup_id).where(
             _EXECUTION.c.id.in_(unsure))
-        done.update(row.id for row in session.execute(query).all()
-                    if (row.claim_id, row.backup_id) == wanted[row.id])
+        done.update(_recorded_before(session.execute(query).all(), wanted))
     return done
+
+
+def _recorded_before(rows, wanted):
+    """Ids of ``(id, claim_id, backup_id)`` rows already as ``wanted``.
+
+    A row the UPDATE did not change, whose backup id was recorded before
+    under the same claim, counts as recorded.
+    """
+    return {row[0] for row in rows if (row[1], row[2]) == wanted[row[0]]}
 
 
 def _record_backup_ids_mysql(count):
@@ -541,18 +549,24 @@ class BackupIdWriter:
     def __init__(self):
         self._connection = None
         self._dialect = None
+        # PostgreSQL: record_backup_ids' statement, compiled for the driver.
+        self._update = None
 
     def record(self, recorded):
         """Like :func:`record_backup_ids`; None if not on this database."""
         if not recorded:
             return set()
         if self._connection is None:
-            engine = db_api.get_engine()
-            self._dialect = engine.dialect.name
+            if self._dialect is None:
+                engine = db_api.get_engine()
+                self._dialect = engine.dialect.name
+                if self._dialect == 'postgresql':
+                    self._update = str(_RECORD_BACKUP_IDS_POSTGRESQL.compile(
+                        dialect=engine.dialect))
             if self._dialect not in ('postgresql', 'mysql', 'mariadb'):
                 return None
             # Checked out (and pinged) once, kept until close().
-            self._connection = engine.raw_connection()
+            self._connection = db_api.get_engine().raw_connection()
             if self._dialect == 'postgresql':
                 self._connection.dbapi_connection.autocommit = True
         wanted = {execution_id: (claim_id, backup_id)
@@ -570,26 +584,17 @@ class BackupIdWriter:
             raise
 
     def _postgresql(self, cursor, recorded, wanted):
-        cursor.execute(
-            'UPDATE backup_execution SET backup_id = v.backup_id '
-            'FROM unnest(%s::text[], %s::text[], %s::text[]) '
-            'AS v(id, claim_id, backup_id) '
-            'WHERE backup_execution.id = v.id '
-            'AND backup_execution.claim_id = v.claim_id '
-            "AND coalesce(backup_execution.status, '') = %s "
-            'AND backup_execution.backup_id IS NULL '
-            'RETURNING backup_execution.id',
-            ([item[0] for item in recorded], [item[1] for item in recorded],
-             [item[2] for item in recorded], _RUNNING))
+        cursor.execute(self._update, {
+            'ids': [item[0] for item in recorded],
+            'claims': [item[1] for item in recorded],
+            'backups': [item[2] for item in recorded],
+            'running': _RUNNING})
         done = {row[0] for row in cursor.fetchall()}
         unsure = [execution_id for execution_id in wanted
                   if execution_id not in done]
         if unsure:
-            # Not changed by this statement: recorded before under the
-            # same claim counts (as in record_backup_ids).
             cursor.execute(_read_back_sql(len(unsure)), unsure)
-            done.update(row[0] for row in cursor.fetchall()
-                        if (row[1], row[2]) == wanted[row[0]])
+            done.update(_recorded_before(cursor.fetchall(), wanted))
         return done
 
     def _mysql(self, cursor, recorded, wanted):
@@ -603,8 +608,7 @@ class BackupIdWriter:
             cursor.execute(_record_backup_ids_mysql(len(recorded)),
                            backups + ids + claims + [_RUNNING])
             cursor.execute(_read_back_sql(len(ids)), ids)
-            done = {row[0] for row in cursor.fetchall()
-                    if (row[1], row[2]) == wanted[row[0]]}
+            done = _recorded_before(cursor.fetchall(), wanted)
             connection.commit()
         except Exception:
             connection.rollback()
